@@ -1,0 +1,31 @@
+const { loadOrder, saveOrder } = require('./orders')
+
+// Pickup codes are derived from the order id so a retried payment shows the same code.
+function pickupCode (orderId) {
+  let h = 7
+  for (const c of orderId) h = (h * 31 + c.charCodeAt(0)) % 9000
+  return String(1000 + h)
+}
+
+module.exports = async function payOrder (args) {
+  const order = loadOrder(args.orderId)
+  if (!order) {
+    return {
+      content: [{ type: 'text', text: `找不到订单 ${args.orderId}，支付未进行。` }],
+      structuredContent: { status: 'failed', orderId: args.orderId, reason: '订单不存在或已过期' }
+    }
+  }
+  if (order.total > 200) {
+    return {
+      content: [{ type: 'text', text: `订单 ${order.orderId} 金额 ¥${order.total} 超过免密支付额度，支付失败。` }],
+      structuredContent: { status: 'failed', orderId: order.orderId, paidAmount: 0, reason: '超过免密支付额度' }
+    }
+  }
+  order.status = 'paid'
+  order.pickupCode = pickupCode(order.orderId)
+  saveOrder(order)
+  return {
+    content: [{ type: 'text', text: `支付成功，已付 ¥${order.total}，取餐码 ${order.pickupCode}。接下来为用户展示支付结果卡片。` }],
+    structuredContent: { status: 'success', orderId: order.orderId, paidAmount: order.total, pickupCode: order.pickupCode }
+  }
+}

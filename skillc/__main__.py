@@ -1,0 +1,3 @@
+from skillc.cli import main
+
+main()

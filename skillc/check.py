@@ -1,0 +1,76 @@
+"""`skillc check`: run the frontend over a skill folder or a whole mini-program project.
+
+This is a driver above the phases (like cli.py), so it may import any of them; the phases
+never import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillc.diagnostics import Counts, Diagnostic, DiagnosticSink, count, sort_diagnostics
+from skillc.frontend.package import SkillPackage, load_skill
+from skillc.frontend.project import find_project_skills, miniprogram_root, read_app_json
+
+
+@dataclass
+class CheckReport:
+    """What one unit (a skill, or a project's app.json) produced."""
+
+    display: str  # the path as the user should see it, prefix of every file location
+    name: str
+    diagnostics: list[Diagnostic]
+    sources: dict[str, str] = field(default_factory=dict)
+    package: SkillPackage | None = None
+    is_skill: bool = True
+
+    @property
+    def counts(self) -> Counts:
+        return count(self.diagnostics)
+
+
+def check_skill(path: Path, display: str | None = None) -> CheckReport:
+    sink = DiagnosticSink()
+    pkg = load_skill(path, sink)
+    return CheckReport(
+        display=display if display is not None else str(path),
+        name=pkg.name if pkg else path.name,
+        diagnostics=sort_diagnostics(sink),
+        sources=pkg.sources if pkg else {},
+        package=pkg,
+    )
+
+
+class NotASkill(Exception):
+    """PATH is neither a skill nor a project: a usage error, not a diagnostic of a skill."""
+
+
+def check_path(path: Path, display: str | None = None) -> list[CheckReport]:
+    """Check a skill folder, or every skill of a mini-program project folder."""
+    shown = display if display is not None else str(path)
+    if not path.exists():
+        raise NotASkill(f"{shown} does not exist")
+    app_root = miniprogram_root(path) if path.is_dir() else None
+    if app_root is None:
+        report = check_skill(path, shown)
+        if report.package is None:
+            raise NotASkill(report.diagnostics[0].message if report.diagnostics else f"{shown} is not a skill")
+        return [report]
+    sink = DiagnosticSink()
+    app_display = shown if app_root == path else f"{shown.rstrip('/')}/{app_root.relative_to(path).as_posix()}"
+    text = read_app_json(app_root, sink)
+    skills = find_project_skills(app_root, text, sink) if text is not None else []
+    reports = [
+        CheckReport(
+            display=app_display,
+            name="app.json",
+            diagnostics=sort_diagnostics(sink),
+            sources={"app.json": text} if text is not None else {},
+            is_skill=False,
+        )
+    ]
+    for skill in skills:
+        rel = skill.path.relative_to(app_root).as_posix()
+        reports.append(check_skill(skill.path, f"{app_display.rstrip('/')}/{rel}"))
+    return reports

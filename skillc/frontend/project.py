@@ -1,0 +1,84 @@
+"""Mini-program projects: find the skills an app.json lists under ``agent.skills``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillc.diagnostics import DiagnosticSink, Span
+from skillc.frontend.jsonsrc import JArray, JObject, parse_json, type_name
+from skillc.frontend.source import decode_utf8
+
+
+@dataclass(frozen=True)
+class ProjectSkill:
+    name: str
+    path: Path
+
+
+def miniprogram_root(path: Path) -> Path | None:
+    """The folder holding app.json: ``path`` itself, or project.config.json's miniprogramRoot."""
+    if (path / "app.json").is_file():
+        return path
+    config = path / "project.config.json"
+    if config.is_file():
+        sink = DiagnosticSink()
+        text, _ = decode_utf8(config.read_bytes())
+        tree = parse_json(text or "", "project.config.json", sink) if text else None
+        root = tree.get("miniprogramRoot") if isinstance(tree, JObject) else None
+        value = root.to_python() if root is not None else None
+        if isinstance(value, str) and (path / value / "app.json").is_file():
+            return path / value
+    return None
+
+
+def read_app_json(app_root: Path, sink: DiagnosticSink) -> str | None:
+    text, bad = decode_utf8((app_root / "app.json").read_bytes())
+    if text is None:
+        sink.emit("SKL005", "app.json is not valid UTF-8", file="app.json", span=Span.point(*bad) if bad else None)
+    return text
+
+
+def find_project_skills(app_root: Path, text: str, sink: DiagnosticSink) -> list[ProjectSkill]:
+    """Read app.json's agent.skills; report problems against app.json."""
+    file = "app.json"
+    tree = parse_json(text, file, sink)
+    if tree is None:
+        return []
+    agent = tree.get("agent") if isinstance(tree, JObject) else None
+    skills = agent.get("skills") if isinstance(agent, JObject) else None
+    if not isinstance(skills, JArray) or not skills.items:
+        where = (skills or agent or tree).span
+        sink.emit(
+            "PRJ001",
+            "app.json lists no skills: expected a non-empty \"agent.skills\" array"
+            + (f", got {type_name(skills)}" if skills is not None and not isinstance(skills, JArray) else ""),
+            file=file,
+            span=Span.point(where.line, where.column),
+        )
+        return []
+    found: list[ProjectSkill] = []
+    for i, item in enumerate(skills.items):
+        path_node = item.get("path") if isinstance(item, JObject) else None
+        value = path_node.to_python() if path_node is not None else None
+        if not isinstance(value, str) or not value.strip():
+            sink.emit(
+                "PRJ002",
+                f"agent.skills[{i}] needs a \"path\" string naming the skill's subpackage",
+                file=file,
+                span=(path_node or item).span,
+            )
+            continue
+        target = (app_root / value.strip("/")).resolve()
+        if not target.is_relative_to(app_root.resolve()) or not target.is_dir():
+            sink.emit(
+                "PRJ002",
+                f"agent.skills[{i}].path \"{value}\" is not a folder inside the project",
+                file=file,
+                span=path_node.span if path_node else item.span,
+            )
+            continue
+        name_node = item.get("name") if isinstance(item, JObject) else None
+        name = name_node.to_python() if name_node is not None else None
+        found.append(ProjectSkill(name=name if isinstance(name, str) else target.name, path=app_root / value.strip("/")))
+    return found
