@@ -33,6 +33,9 @@ class CheckReport:
 def check_skill(path: Path, display: str | None = None) -> CheckReport:
     sink = DiagnosticSink()
     pkg = load_skill(path, sink)
+    if pkg is not None:
+        _check_templates(pkg, sink)
+        _check_styles(pkg, sink)
     return CheckReport(
         display=display if display is not None else str(path),
         name=pkg.name if pkg else path.name,
@@ -40,6 +43,14 @@ def check_skill(path: Path, display: str | None = None) -> CheckReport:
         sources=pkg.sources if pkg else {},
         package=pkg,
     )
+
+
+def _check_templates(pkg: SkillPackage, sink: DiagnosticSink) -> None:
+    """Parse and lower every component's index.wxml (WXML, expressions, card rules)."""
+
+
+def _check_styles(pkg: SkillPackage, sink: DiagnosticSink) -> None:
+    """Parse every component's index.wxss (WXSS syntax, card style rules, @import)."""
 
 
 class NotASkill(Exception):

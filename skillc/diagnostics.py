@@ -123,6 +123,13 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("JS005", _W, "An API is registered more than once; the last registration wins."),
     # -- component folders (frontend/package.py) ----------------------------------------
     CodeInfo("CMP001", _E, "A component's index.json must be an object with \"component\": true."),
+    # -- {{ }} expressions (frontend/expr.py) [EXPR###] ----------------------------------
+    # -- WXML syntax (frontend/wxml.py) [WXML###] ------------------------------------------
+    # -- template IR and card rules (ir/lower.py) [TPL###] ---------------------------------
+    # -- WXSS syntax and card style rules (frontend/wxss.py) [WXSS###] ---------------------
+    # -- style resolution (ir/styles.py) [STY###] ------------------------------------------
+    # -- rendering, diff and backends (ir/, backends/) [RND###] -----------------------------
+    # -- runtime: API VM, loader, host boundary (runtime/) [RUN###] ------------------------
 )
 
 CATALOGUE: Mapping[str, CodeInfo] = {info.code: info for info in _CATALOGUE}
