@@ -54,19 +54,22 @@ def _check_styles(pkg: SkillPackage, sink: DiagnosticSink) -> None:
 
 
 class NotASkill(Exception):
-    """PATH is neither a skill nor a project: a usage error, not a diagnostic of a skill."""
+    """PATH is neither a skill nor a project: a usage error (exit 2), reported as one diagnostic."""
+
+    def __init__(self, diagnostic: Diagnostic, display: str) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+        self.display = display
 
 
 def check_path(path: Path, display: str | None = None) -> list[CheckReport]:
     """Check a skill folder, or every skill of a mini-program project folder."""
     shown = display if display is not None else str(path)
-    if not path.exists():
-        raise NotASkill(f"{shown} does not exist")
     app_root = miniprogram_root(path) if path.is_dir() else None
     if app_root is None:
         report = check_skill(path, shown)
         if report.package is None:
-            raise NotASkill(report.diagnostics[0].message if report.diagnostics else f"{shown} is not a skill")
+            raise NotASkill(report.diagnostics[0], shown)
         return [report]
     sink = DiagnosticSink()
     app_display = shown if app_root == path else f"{shown.rstrip('/')}/{app_root.relative_to(path).as_posix()}"

@@ -57,9 +57,10 @@ def check(path: Path, fmt: str) -> None:
         reports = check_path(path, str(path))
     except NotASkill as err:
         if fmt == "json":
-            click.echo(json.dumps({"version": 1, "error": str(err)}, ensure_ascii=False))
+            doc = {"version": 1, "error": to_json_obj([err.diagnostic], prefix=err.display)[0]}
+            click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
         else:
-            click.echo(f"skillc: error: {err}", err=True)
+            click.echo(render_text([err.diagnostic], prefix=err.display), err=True, nl=False)
         sys.exit(EXIT_USAGE)
     errors = sum(r.counts.errors for r in reports)
     warnings = sum(r.counts.warnings for r in reports)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
@@ -76,7 +76,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     # -- skill package layout (frontend/package.py, frontend/project.py) --------------
     CodeInfo("SKL001", _E, "The path is not a skill folder: it does not exist or holds neither SKILL.md nor mcp.json."),
     CodeInfo("SKL002", _E, "SKILL.md is missing from the skill folder."),
-    CodeInfo("SKL003", _E, "SKILL.md exists under another letter case; the runtime only reads the exact name SKILL.md."),
+    CodeInfo("SKL003", _E, "SKILL.md exists under another letter case; the runtime reads only the exact name."),
     CodeInfo("SKL004", _E, "SKILL.md is larger than 16000 bytes of UTF-8."),
     CodeInfo("SKL005", _E, "A text file (SKILL.md, .js, .json, .wxml, .wxss) is not valid UTF-8."),
     CodeInfo("SKL006", _E, "mcp.json is missing from the skill folder."),
@@ -94,12 +94,12 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("JSON005", _E, "JSON nesting is deeper than the loader accepts."),
     # -- mcp.json manifest (frontend/manifest.py) --------------------------------------
     CodeInfo("MCP001", _E, "mcp.json must hold a JSON object at the top level."),
-    CodeInfo("MCP002", _E, "mcp.json must have an \"apis\" array."),
+    CodeInfo("MCP002", _E, 'mcp.json must have an "apis" array.'),
     CodeInfo("MCP003", _E, "A field of mcp.json has the wrong type."),
-    CodeInfo("MCP004", _E, "An API has no \"name\"."),
+    CodeInfo("MCP004", _E, 'An API has no "name".'),
     CodeInfo("MCP005", _E, "Two APIs have the same name."),
-    CodeInfo("MCP006", _E, "An API has no \"description\"; the agent chooses APIs by their descriptions."),
-    CodeInfo("MCP007", _E, "An API has no \"inputSchema\" object (use {\"type\":\"object\",\"properties\":{}} for none)."),
+    CodeInfo("MCP006", _E, 'An API has no "description"; the agent chooses APIs by their descriptions.'),
+    CodeInfo("MCP007", _E, 'An API has no "inputSchema" object; with no parameters use an empty object schema.'),
     CodeInfo("MCP008", _E, "inputSchema is not a valid JSON Schema."),
     CodeInfo("MCP009", _E, "outputSchema is not a valid JSON Schema."),
     CodeInfo("MCP010", _E, "_meta.ui.componentPath names no components[] entry with exactly that path."),
@@ -108,11 +108,11 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("MCP013", _E, "Two components[] entries have the same path."),
     CodeInfo("MCP014", _E, "components[].relatedPage must start with '/'."),
     CodeInfo("MCP015", _E, "components[].expirable must be a boolean."),
-    CodeInfo("MCP016", _E, "components[].permissions[\"scope.dynamic\"].desc must be a string."),
+    CodeInfo("MCP016", _E, 'components[].permissions["scope.dynamic"].desc must be a string.'),
     CodeInfo("MCP017", _W, "A component folder is referenced by no API and no components[] entry."),
     CodeInfo("MCP018", _E, "mcp.json is longer than 24000 characters as compact JSON without outputSchema."),
     CodeInfo("MCP019", _W, "mcp.json uses 90 % or more of its 24000-character budget."),
-    CodeInfo("MCP020", _E, "A components[] entry has no \"path\"."),
+    CodeInfo("MCP020", _E, 'A components[] entry has no "path".'),
     CodeInfo("MCP021", _E, "A componentPath must have the form components/<name>/index."),
     CodeInfo("MCP022", _E, "A components[] path points at a folder that does not exist."),
     # -- skill scripts, scanned statically (frontend/scripts.py) ------------------------
@@ -122,7 +122,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("JS004", _W, "An API handler is not declared async; the runtime awaits a promise."),
     CodeInfo("JS005", _W, "An API is registered more than once; the last registration wins."),
     # -- component folders (frontend/package.py) ----------------------------------------
-    CodeInfo("CMP001", _E, "A component's index.json must be an object with \"component\": true."),
+    CodeInfo("CMP001", _E, 'A component\'s index.json must be an object with "component": true.'),
     # -- {{ }} expressions (frontend/expr.py) [EXPR###] ----------------------------------
     # -- WXML syntax (frontend/wxml.py) [WXML###] ------------------------------------------
     # -- template IR and card rules (ir/lower.py) [TPL###] ---------------------------------
@@ -273,7 +273,9 @@ def render_text(
     else:
         lookup = sources
     out: list[str] = []
-    for diag in sort_diagnostics(diags):
+    for n, diag in enumerate(sort_diagnostics(diags)):
+        if n:
+            out.append("")  # a blank line between diagnostics keeps excerpts readable
         out.append(f"{format_location(diag, prefix)}: {diag.severity.value}[{diag.code}]: {diag.message}")
         text = lookup(diag.file) if diag.file is not None and diag.span is not None else None
         if text is not None and diag.span is not None:
@@ -308,8 +310,8 @@ def to_json_obj(diags: Iterable[Diagnostic], prefix: str = "") -> list[dict[str,
     result = []
     for diag in sort_diagnostics(diags):
         obj = diag.model_dump(mode="json", exclude_none=True)
-        if prefix and diag.file is not None:
-            obj["path"] = _join(prefix, diag.file)
+        if prefix:
+            obj["path"] = _join(prefix, diag.file) if diag.file is not None else prefix
         result.append(obj)
     return result
 

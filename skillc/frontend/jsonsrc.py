@@ -38,7 +38,7 @@ class JNode:
 
 @dataclass
 class JScalar(JNode):
-    value: None | bool | int | float | str = None
+    value: bool | int | float | str | None = None
 
     def to_python(self) -> JsonValue:
         return self.value
@@ -203,10 +203,10 @@ class _Parser:
             raw = m.group()
             num: int | float = float(raw) if any(c in raw for c in ".eE") else int(raw)
             return JScalar(self.span(start, self.pos), num)
-        for word, value in (("true", True), ("false", False), ("null", None)):
-            if self.text.startswith(word, self.pos):
-                self.pos += len(word)
-                return JScalar(self.span(start, self.pos), value)
+        for literal, constant in (("true", True), ("false", False), ("null", None)):
+            if self.text.startswith(literal, self.pos):
+                self.pos += len(literal)
+                return JScalar(self.span(start, self.pos), constant)
         if not ch:
             raise _SyntaxError(self.pos, "unexpected end of file, expected a value")
         if ch == "'":
@@ -284,7 +284,7 @@ class _Parser:
                 first = seen[key]
                 self.sink.emit(
                     "JSON003",
-                    f"duplicate key \"{key}\" (first at line {first.line}, column {first.column})",
+                    f'duplicate key "{key}" (first at line {first.line}, column {first.column})',
                     file=self.file,
                     span=key_span,
                     hint="remove one of them; JSON.parse keeps only the last",

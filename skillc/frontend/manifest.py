@@ -17,8 +17,8 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_core import ErrorDetails
 from pydantic.alias_generators import to_camel
+from pydantic_core import ErrorDetails
 
 from skillc.diagnostics import DiagnosticSink, Span
 from skillc.frontend.jsonsrc import (
@@ -40,9 +40,7 @@ COMPONENT_PATH_RE = re.compile(r"^components/[\w-]+/index$")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(
-        extra="allow", strict=True, alias_generator=to_camel, populate_by_name=True, frozen=False
-    )
+    model_config = ConfigDict(extra="allow", strict=True, alias_generator=to_camel, populate_by_name=True, frozen=False)
 
     def dump(self) -> dict[str, Any]:
         """The JSON form, with the original key names and every unknown key kept."""
@@ -122,10 +120,14 @@ _EXPECTED = {
 }
 
 # Missing or mistyped fields that have a code of their own.
-_MISSING_CODES = {("name",): "MCP004", ("description",): "MCP006", ("inputSchema",): "MCP007"}
-_API_TYPE_CODES = {("inputSchema",): "MCP007"}
-_COMPONENT_MISSING = {("path",): "MCP020"}
-_COMPONENT_TYPE_CODES = {("expirable",): "MCP015"}
+_MISSING_CODES: dict[tuple[PathPart, ...], str] = {
+    ("name",): "MCP004",
+    ("description",): "MCP006",
+    ("inputSchema",): "MCP007",
+}
+_API_TYPE_CODES: dict[tuple[PathPart, ...], str] = {("inputSchema",): "MCP007"}
+_COMPONENT_MISSING: dict[tuple[PathPart, ...], str] = {("path",): "MCP020"}
+_COMPONENT_TYPE_CODES: dict[tuple[PathPart, ...], str] = {("expirable",): "MCP015"}
 
 FILE = "mcp.json"
 
@@ -148,7 +150,7 @@ def _report_validation(
             code = missing_codes.get(loc, "MCP003")
             sink.emit(
                 code,
-                f"`{pointer(path[:-1]) or '/'}` is missing the required key \"{loc[-1]}\"",
+                f'`{pointer(path[:-1]) or "/"}` is missing the required key "{loc[-1]}"',
                 file=FILE,
                 span=Span.point(parent.line, parent.column),
             )
@@ -175,17 +177,17 @@ def check_manifest(root: JNode, skill_root: Path, sink: DiagnosticSink) -> Manif
 
     _check_size(root, sink)
 
-    components = _check_components(root, skill_root, sink)
+    components, declared_paths = _check_components(root, skill_root, sink)
     apis_node = root.get("apis")
     apis: list[ApiSpec] = []
     if apis_node is None:
-        sink.emit("MCP002", "mcp.json has no \"apis\" array", file=FILE, span=_head(root))
+        sink.emit("MCP002", 'mcp.json has no "apis" array', file=FILE, span=_head(root))
     elif not isinstance(apis_node, JArray):
-        sink.emit("MCP002", f"\"apis\" must be an array, got {type_name(apis_node)}", file=FILE, span=apis_node.span)
+        sink.emit("MCP002", f'"apis" must be an array, got {type_name(apis_node)}', file=FILE, span=apis_node.span)
     else:
         seen: dict[str, Span] = {}
         for i, item in enumerate(apis_node.items):
-            api = _check_api(root, i, item, components, skill_root, seen, sink)
+            api = _check_api(root, i, item, declared_paths, seen, sink)
             if api is not None:
                 apis.append(api)
 
@@ -239,8 +241,7 @@ def _check_api(
     root: JObject,
     i: int,
     item: JNode,
-    components: dict[str, ComponentSpec],
-    skill_root: Path,
+    component_paths: set[str],
     seen: dict[str, Span],
     sink: DiagnosticSink,
 ) -> ApiSpec | None:
@@ -258,7 +259,7 @@ def _check_api(
             first = seen[name]
             sink.emit(
                 "MCP005",
-                f"duplicate API name \"{name}\" (first declared at line {first.line}, column {first.column})",
+                f'duplicate API name "{name}" (first declared at line {first.line}, column {first.column})',
                 file=FILE,
                 span=name_node.span,
             )
@@ -273,7 +274,7 @@ def _check_api(
         if isinstance(node, JObject):
             _check_schema(root, (*base, key), node.to_python(), code, sink)
 
-    _check_ui(root, base, item, components, skill_root, sink)
+    _check_ui(item, component_paths, sink)
 
     try:
         return ApiSpec.model_validate(item.to_python(), by_alias=True)
@@ -301,14 +302,8 @@ def _check_schema(root: JNode, path: tuple[PathPart, ...], schema: JsonValue, co
     )
 
 
-def _check_ui(
-    root: JObject,
-    base: tuple[PathPart, ...],
-    item: JObject,
-    components: dict[str, ComponentSpec],
-    skill_root: Path,
-    sink: DiagnosticSink,
-) -> None:
+def _check_ui(item: JObject, component_paths: set[str], sink: DiagnosticSink) -> None:
+    # The folder itself is checked once, at its components[] entry.
     meta = item.get("_meta")
     ui = meta.get("ui") if isinstance(meta, JObject) else None
     if not isinstance(ui, JObject):
@@ -319,20 +314,18 @@ def _check_ui(
         if not COMPONENT_PATH_RE.match(value):
             sink.emit(
                 "MCP021",
-                f"componentPath \"{value}\" must have the form components/<name>/index",
+                f'componentPath "{value}" must have the form components/<name>/index',
                 file=FILE,
                 span=cp.span,
             )
-        elif value not in components:
+        elif value not in component_paths:
             sink.emit(
                 "MCP010",
-                f"componentPath \"{value}\" has no components[] entry with exactly that path",
+                f'componentPath "{value}" has no components[] entry with exactly that path',
                 file=FILE,
                 span=cp.span,
                 hint=f'add {{"path": "{value}"}} to "components"',
             )
-        else:
-            _check_component_folder(value, cp.span, skill_root, sink)
     pp = ui.get("pagePath")
     if pp is not None and isinstance(pp.to_python(), str):
         value = str(pp.to_python())
@@ -348,31 +341,36 @@ def _check_ui(
 def _check_component_folder(path: str, span: Span, skill_root: Path, sink: DiagnosticSink) -> None:
     folder = skill_root / Path(path).parent
     if not folder.is_dir():
-        sink.emit("MCP022", f"component folder \"{Path(path).parent.as_posix()}\" does not exist", file=FILE, span=span)
+        sink.emit("MCP022", f'component folder "{Path(path).parent.as_posix()}" does not exist', file=FILE, span=span)
         return
     missing = [f for f in COMPONENT_FILES if not (folder / f).is_file()]
     if missing:
         sink.emit(
             "MCP011",
-            f"component folder \"{Path(path).parent.as_posix()}\" lacks {', '.join(missing)}",
+            f'component folder "{Path(path).parent.as_posix()}" lacks {", ".join(missing)}',
             file=FILE,
             span=span,
         )
 
 
-def _check_components(root: JObject, skill_root: Path, sink: DiagnosticSink) -> dict[str, ComponentSpec]:
+def _check_components(
+    root: JObject, skill_root: Path, sink: DiagnosticSink
+) -> tuple[dict[str, ComponentSpec], set[str]]:
+    """The sound entries by path, and every declared path (sound or not, for references)."""
     node = root.get("components")
     result: dict[str, ComponentSpec] = {}
+    seen: dict[str, Span] = {}
     if node is None:
-        return result
+        return result, set()
     if not isinstance(node, JArray):
         sink.emit("MCP003", f"`/components` must be an array, got {type_name(node)}", file=FILE, span=node.span)
-        return result
-    seen: dict[str, Span] = {}
+        return result, set()
     for i, item in enumerate(node.items):
         base: tuple[PathPart, ...] = ("components", i)
         if not isinstance(item, JObject):
-            sink.emit("MCP003", f"`/components/{i}` must be an object, got {type_name(item)}", file=FILE, span=item.span)
+            sink.emit(
+                "MCP003", f"`/components/{i}` must be an object, got {type_name(item)}", file=FILE, span=item.span
+            )
             continue
         path_node = item.get("path")
         ok = True
@@ -382,7 +380,7 @@ def _check_components(root: JObject, skill_root: Path, sink: DiagnosticSink) -> 
                 first = seen[path]
                 sink.emit(
                     "MCP013",
-                    f"duplicate component path \"{path}\" (first at line {first.line}, column {first.column})",
+                    f'duplicate component path "{path}" (first at line {first.line}, column {first.column})',
                     file=FILE,
                     span=path_node.span,
                 )
@@ -392,7 +390,7 @@ def _check_components(root: JObject, skill_root: Path, sink: DiagnosticSink) -> 
                 if not COMPONENT_PATH_RE.match(path):
                     sink.emit(
                         "MCP021",
-                        f"component path \"{path}\" must have the form components/<name>/index",
+                        f'component path "{path}" must have the form components/<name>/index',
                         file=FILE,
                         span=path_node.span,
                     )
@@ -413,7 +411,7 @@ def _check_components(root: JObject, skill_root: Path, sink: DiagnosticSink) -> 
             if isinstance(dyn, JObject) and (desc is None or not isinstance(desc.to_python(), str)):
                 sink.emit(
                     "MCP016",
-                    "permissions[\"scope.dynamic\"].desc must be a string"
+                    'permissions["scope.dynamic"].desc must be a string'
                     + (f", got {type_name(desc)}" if desc is not None else ", and it is missing"),
                     file=FILE,
                     span=(desc or dyn).span,
@@ -440,4 +438,4 @@ def _check_components(root: JObject, skill_root: Path, sink: DiagnosticSink) -> 
             continue
         if ok:
             result[spec.path] = spec
-    return result
+    return result, set(seen)

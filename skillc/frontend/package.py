@@ -67,14 +67,14 @@ def is_skill_dir(path: Path) -> bool:
 def load_skill(root: Path, sink: DiagnosticSink) -> SkillPackage | None:
     """Load the skill at ``root``. None when ``root`` is not a skill folder at all."""
     if not root.is_dir():
-        sink.emit("SKL001", f"{root} is not a folder" if root.exists() else f"{root} does not exist")
+        sink.emit("SKL001", "the path is not a folder" if root.exists() else "the path does not exist")
         return None
     names = {p.name for p in root.iterdir()}
     case_twins = [n for n in names if n.lower() == "skill.md" and n != "SKILL.md"]
     if not ({"SKILL.md", "mcp.json", "index.js"} & names) and not case_twins:
         sink.emit(
             "SKL001",
-            f"{root} is not a skill folder: it has no SKILL.md, mcp.json or index.js",
+            "not a skill folder: it has no SKILL.md, mcp.json or index.js",
             hint="point skillc at a skill folder, or at a mini-program project whose app.json lists agent.skills",
         )
         return None
@@ -86,7 +86,7 @@ def load_skill(root: Path, sink: DiagnosticSink) -> SkillPackage | None:
         if case_twins:
             sink.emit(
                 "SKL003",
-                f"found \"{case_twins[0]}\" but the runtime only reads \"SKILL.md\"",
+                f'found "{case_twins[0]}" but the runtime only reads "SKILL.md"',
                 file=case_twins[0],
                 hint=f"rename it: git mv {case_twins[0]} SKILL.md",
             )
@@ -105,8 +105,7 @@ def load_skill(root: Path, sink: DiagnosticSink) -> SkillPackage | None:
         sink.emit("SKL007", "index.js is missing", hint="index.js creates the skill and registers its APIs")
 
     _load_components(pkg, sink)
-    declared = _declared_apis(pkg)
-    pkg.registered_apis = check_scripts(pkg.sources, declared, sink)
+    pkg.registered_apis = check_scripts(pkg.sources, _declared_apis(pkg), sink)
     return pkg
 
 
@@ -124,7 +123,7 @@ def _read_tree(pkg: SkillPackage, sink: DiagnosticSink) -> None:
                 if not target.is_relative_to(real_root):
                     sink.emit(
                         "SKL008",
-                        f"symbolic link \"{rel}\" points outside the skill ({os.readlink(path)}); it is ignored",
+                        f'symbolic link "{rel}" points outside the skill ({os.readlink(path)}); it is ignored',
                         file=rel,
                     )
                     if name in dirnames:
@@ -135,7 +134,9 @@ def _read_tree(pkg: SkillPackage, sink: DiagnosticSink) -> None:
             try:
                 size = path.stat().st_size
                 if size > MAX_FILE_BYTES:
-                    sink.emit("SKL009", f"{rel} is {size} bytes; files over {MAX_FILE_BYTES} bytes are not read", file=rel)
+                    sink.emit(
+                        "SKL009", f"{rel} is {size} bytes; files over {MAX_FILE_BYTES} bytes are not read", file=rel
+                    )
                     continue
                 data = path.read_bytes()
             except OSError as err:
@@ -193,7 +194,7 @@ def _load_components(pkg: SkillPackage, sink: DiagnosticSink) -> None:
         if folder.path not in referenced:
             sink.emit(
                 "MCP017",
-                f"component \"{folder.name}\" is referenced by no API and no components[] entry",
+                f'component "{folder.name}" is referenced by no API and no components[] entry',
                 file=folder.dir,
                 hint=f'bind it with "_meta": {{"ui": {{"componentPath": "{folder.path}"}}}} or delete the folder',
             )
@@ -220,18 +221,21 @@ def _check_component_json(folder: ComponentFolder, sink: DiagnosticSink) -> JNod
     return tree
 
 
-def _declared_apis(pkg: SkillPackage) -> dict[str, Span | None]:
-    """Declared API names with the span of each name in mcp.json (for JS001)."""
+def _declared_apis(pkg: SkillPackage) -> dict[str, Span | None] | None:
+    """Declared API names with the span of each name in mcp.json (for JS001).
+
+    Names come from the raw JSON, so an entry with another defect (say, no description)
+    still counts as declared and does not cascade into a second, misleading diagnostic.
+    None when there is no usable manifest to compare the registrations with.
+    """
+    if pkg.manifest is None or not isinstance(pkg.manifest_json, JObject):
+        return None
+    apis = pkg.manifest_json.get("apis")
+    if not isinstance(apis, JArray):
+        return None
     result: dict[str, Span | None] = {}
-    if pkg.manifest is None or pkg.manifest_json is None:
-        return result
-    apis = pkg.manifest_json.get("apis") if isinstance(pkg.manifest_json, JObject) else None
-    spans: dict[str, Span] = {}
-    if isinstance(apis, JArray):
-        for item in apis.items:
-            name = item.get("name") if isinstance(item, JObject) else None
-            if name is not None and isinstance(name.to_python(), str):
-                spans.setdefault(str(name.to_python()), name.span)
-    for api in pkg.manifest.apis:
-        result[api.name] = spans.get(api.name)
+    for item in apis.items:
+        name = item.get("name") if isinstance(item, JObject) else None
+        if name is not None and isinstance(name.to_python(), str):
+            result.setdefault(str(name.to_python()), name.span)
     return result

@@ -51,7 +51,7 @@ def find_project_skills(app_root: Path, text: str, sink: DiagnosticSink) -> list
         where = (skills or agent or tree).span
         sink.emit(
             "PRJ001",
-            "app.json lists no skills: expected a non-empty \"agent.skills\" array"
+            'app.json lists no skills: expected a non-empty "agent.skills" array'
             + (f", got {type_name(skills)}" if skills is not None and not isinstance(skills, JArray) else ""),
             file=file,
             span=Span.point(where.line, where.column),
@@ -64,7 +64,7 @@ def find_project_skills(app_root: Path, text: str, sink: DiagnosticSink) -> list
         if not isinstance(value, str) or not value.strip():
             sink.emit(
                 "PRJ002",
-                f"agent.skills[{i}] needs a \"path\" string naming the skill's subpackage",
+                f'agent.skills[{i}] needs a "path" string naming the skill\'s subpackage',
                 file=file,
                 span=(path_node or item).span,
             )
@@ -73,12 +73,14 @@ def find_project_skills(app_root: Path, text: str, sink: DiagnosticSink) -> list
         if not target.is_relative_to(app_root.resolve()) or not target.is_dir():
             sink.emit(
                 "PRJ002",
-                f"agent.skills[{i}].path \"{value}\" is not a folder inside the project",
+                f'agent.skills[{i}].path "{value}" is not a folder inside the project',
                 file=file,
                 span=path_node.span if path_node else item.span,
             )
             continue
         name_node = item.get("name") if isinstance(item, JObject) else None
         name = name_node.to_python() if name_node is not None else None
-        found.append(ProjectSkill(name=name if isinstance(name, str) else target.name, path=app_root / value.strip("/")))
+        found.append(
+            ProjectSkill(name=name if isinstance(name, str) else target.name, path=app_root / value.strip("/"))
+        )
     return found

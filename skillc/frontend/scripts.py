@@ -94,17 +94,19 @@ def scan_registrations(text: str) -> list[Registration]:
     masked = mask_comments(text)
     index = LineIndex(text)
     return [
-        Registration(m.group(2), index.span(m.start(2) - 1, m.end(2) + 1), m.end())
-        for m in _REGISTER.finditer(masked)
+        Registration(m.group(2), index.span(m.start(2) - 1, m.end(2) + 1), m.end()) for m in _REGISTER.finditer(masked)
     ]
 
 
 def check_scripts(
     files: Mapping[str, str],
-    declared: Mapping[str, Span | None],
+    declared: Mapping[str, Span | None] | None,
     sink: DiagnosticSink,
 ) -> set[str]:
-    """Check index.js and every .js in the skill; return the set of registered API names."""
+    """Check index.js and every .js in the skill; return the set of registered API names.
+
+    ``declared`` is None when mcp.json is unusable: registrations are then not compared.
+    """
     for path in sorted(p for p in files if p.endswith(".js")):
         _check_requires(path, files[path], files, sink)
     index = files.get("index.js")
@@ -117,25 +119,25 @@ def check_scripts(
             first = registered[reg.name].span
             sink.emit(
                 "JS005",
-                f"API \"{reg.name}\" is registered again (first at line {first.line}, column {first.column})",
+                f'API "{reg.name}" is registered again (first at line {first.line}, column {first.column})',
                 file="index.js",
                 span=reg.span,
             )
         registered[reg.name] = reg
-        if reg.name not in declared:
+        if declared is not None and reg.name not in declared:
             sink.emit(
                 "JS002",
-                f"index.js registers API \"{reg.name}\", which mcp.json does not declare",
+                f'index.js registers API "{reg.name}", which mcp.json does not declare',
                 file="index.js",
                 span=reg.span,
-                hint="declare it in mcp.json \"apis\" or remove the registration",
+                hint='declare it in mcp.json "apis" or remove the registration',
             )
         _check_handler_async(reg, index, files, sink)
-    for name, span in declared.items():
+    for name, span in (declared or {}).items():
         if name not in registered:
             sink.emit(
                 "JS001",
-                f"API \"{name}\" is declared in mcp.json but index.js never registers it",
+                f'API "{name}" is declared in mcp.json but index.js never registers it',
                 file="mcp.json",
                 span=span,
                 hint=f"call skill.registerAPI('{name}', handler) in index.js",
@@ -169,7 +171,7 @@ def _check_handler_async(reg: Registration, index_text: str, files: Mapping[str,
         if verdict == "sync":
             sink.emit(
                 "JS004",
-                f"handler of API \"{reg.name}\" is not async",
+                f'handler of API "{reg.name}" is not async',
                 file="index.js",
                 span=LineIndex(index_text).span(reg.handler_offset, reg.handler_offset + _first_word_len(rest)),
                 hint="declare it `async function (args) {...}`",
@@ -195,9 +197,10 @@ def _check_handler_async(reg: Registration, index_text: str, files: Mapping[str,
 
 def _check_module_export(reg: Registration, path: str, text: str, sink: DiagnosticSink) -> None:
     masked = mask_comments(text)
+    # The last assignment to module.exports is the one that counts.
     m = None
-    for m in _EXPORT.finditer(masked):
-        pass
+    for found in _EXPORT.finditer(masked):
+        m = found
     if m is None:
         return
     rest = masked[m.end() :]
@@ -205,7 +208,7 @@ def _check_module_export(reg: Registration, path: str, text: str, sink: Diagnost
     if verdict == "sync":
         sink.emit(
             "JS004",
-            f"handler of API \"{reg.name}\" exported by {path} is not async",
+            f'handler of API "{reg.name}" exported by {path} is not async',
             file=path,
             span=LineIndex(text).span(m.end(), m.end() + _first_word_len(rest)),
             hint="export `async function (args) {...}`",
@@ -223,7 +226,7 @@ def _check_local_function(reg: Registration, name: str, text: str, path: str, si
         if not decl.group(1):
             sink.emit(
                 "JS004",
-                f"handler of API \"{reg.name}\" (function {name}) is not async",
+                f'handler of API "{reg.name}" (function {name}) is not async',
                 file=path,
                 span=LineIndex(text).span(decl.start(), decl.end() - 1),
                 hint=f"declare it `async function {name}(args) {{...}}`",
@@ -233,7 +236,7 @@ def _check_local_function(reg: Registration, name: str, text: str, path: str, si
     if assign and _function_kind(masked[assign.end() :]) == "sync":
         sink.emit(
             "JS004",
-            f"handler of API \"{reg.name}\" ({name}) is not async",
+            f'handler of API "{reg.name}" ({name}) is not async',
             file=path,
             span=LineIndex(text).span(assign.end(), assign.end() + _first_word_len(masked[assign.end() :])),
         )
