@@ -47,10 +47,40 @@ def check_skill(path: Path, display: str | None = None) -> CheckReport:
 
 def _check_templates(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     """Parse and lower every component's index.wxml (WXML, expressions, card rules)."""
+    from skillc.ir.lower import lower_component
+
+    # A .wxml file imported by several components is lowered once per component: report each
+    # of its defects once.
+    seen: set[str] = set()
+    for name in sorted(pkg.components):
+        local = DiagnosticSink()
+        lower_component(pkg, name, local)
+        for diag in local:
+            key = diag.model_dump_json()
+            if key not in seen:
+                seen.add(key)
+                sink.extend([diag])
 
 
 def _check_styles(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     """Parse every component's index.wxss (WXSS syntax, card style rules, @import)."""
+    from skillc.frontend.wxss import parse_wxss
+    from skillc.ir.styles import compile_stylesheet
+
+    # A file @imported by several components is parsed for each; report its findings once.
+    seen: set[Diagnostic] = set()
+    for folder in pkg.components.values():
+        rel = folder.file("index.wxss")
+        text = pkg.sources.get(rel)
+        if text is None:
+            continue  # a missing file is MCP011, reported by the loader
+        local = DiagnosticSink()
+        sheet = parse_wxss(text, file=rel, sink=local, load=pkg.sources.get)
+        compile_stylesheet(sheet, sink=local)
+        for diag in local:
+            if diag not in seen:
+                seen.add(diag)
+                sink.extend([diag])
 
 
 class NotASkill(Exception):

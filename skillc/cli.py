@@ -122,3 +122,98 @@ def codes(code: str | None, markdown: bool) -> None:
         return
     for info in CATALOGUE.values():
         click.echo(f"{info.code:8} {info.severity.value:8} {info.summary}")
+
+
+_SCHEMAS = ("render-ir", "patches")
+
+
+@main.command()
+@click.argument("name", type=click.Choice(_SCHEMAS))
+def schema(name: str) -> None:
+    """Print the JSON Schema of a contract (generated from its typed model).
+
+    \b
+    render-ir  the Render IR document every host renders from (docs/render-ir.md)
+    patches    a list of Render IR patch ops (docs/patches.md)
+
+    \b
+    Example:
+      skillc schema render-ir > render-ir.schema.json
+    """
+    from skillc.ir.diff import patches_schema
+    from skillc.ir.render import render_ir_schema
+
+    doc = render_ir_schema() if name == "render-ir" else patches_schema()
+    click.echo(json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True))
+
+
+@main.command()
+@click.argument("skill", type=click.Path(path_type=Path))
+@click.argument("api")
+@click.option("--args", "args_json", default="{}", show_default=True, help="The arguments, as a JSON object.")
+@click.option("--user", "user_did", default=None, help="The caller's user DID (storage is scoped by it).")
+@click.option("--session", "session_id", default=None, help="The session id wx.modelContext.getSessionId returns.")
+@click.option("--approve", is_flag=True, help="Approve an L3/L4 API for this call (otherwise it is refused).")
+@click.option("--timeout", "timeout_s", type=float, default=None, help="Seconds for middleware + handler [300].")
+@click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
+@click.option(
+    "--state-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where storage and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole outcome as JSON (result, console, audit).")
+def call(
+    skill: Path,
+    api: str,
+    args_json: str,
+    user_did: str | None,
+    session_id: str | None,
+    approve: bool,
+    timeout_s: float | None,
+    allow_hosts: tuple[str, ...],
+    state_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """Call one atomic API of a skill, as the AI-mode runtime would, and print the result.
+
+    The skill's index.js runs in a fresh sandboxed QuickJS context; the arguments are checked
+    against the API's inputSchema (defaults filled in); APIs at risk level L3/L4 need --approve;
+    L2+ calls are written to the audit log. Prints the AtomicApiResult and the captured console.
+
+    Exit status: 0 result ok, 1 isError result, 2 usage error or not a skill.
+
+    \b
+    Example:
+      skillc call examples/coffee-skill searchDrinks --args '{"keyword": "latte"}'
+      skillc call examples/coffee-skill confirmOrder --args '{"drinkId": "d01"}' --approve --json
+    """
+    from skillc.diagnostics import DiagnosticSink
+    from skillc.frontend.package import load_skill
+    from skillc.runtime.config import RuntimeConfig, default_state_dir
+    from skillc.runtime.orchestrator import ApiRuntime
+    from skillc.runtime.report import render_outcome
+
+    try:
+        arguments = json.loads(args_json)
+    except ValueError as err:
+        click.echo(f"skillc: error: --args is not valid JSON: {err}", err=True)
+        sys.exit(EXIT_USAGE)
+    sink = DiagnosticSink()
+    pkg = load_skill(skill, sink)
+    if pkg is None or pkg.manifest is None:
+        click.echo(render_text(sink, pkg.sources if pkg else {}, prefix=str(skill)), err=True, nl=False)
+        click.echo(f"skillc: error: {skill} cannot be called: it has no usable mcp.json", err=True)
+        sys.exit(EXIT_USAGE)
+    config = RuntimeConfig(state_dir=state_dir or default_state_dir(), allowed_hosts=allow_hosts)
+    runtime = ApiRuntime(pkg, config, approver=(lambda _request: True) if approve else None)
+    try:
+        context = runtime.context(api, user_did=user_did, session_id=session_id)
+        outcome = runtime.call_blocking(api, arguments, context, timeout_s=timeout_s)
+    finally:
+        runtime.close()
+    if as_json:
+        click.echo(json.dumps(outcome.wire(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(render_outcome(outcome, pkg.sources), nl=False)
+    sys.exit(EXIT_ERRORS if outcome.result.is_error else EXIT_OK)

@@ -1,0 +1,61 @@
+// The peer side of bench/render.py: WeChat's official component test framework
+// (miniprogram-simulate on j-component, in jsdom) rendering the same drink-list card.
+// Usage: node bench/peer_simulate.js <peers node_modules> <card.wxml> <rounds>
+// Prints one JSON object of median milliseconds.
+'use strict'
+const path = require('path')
+const fs = require('fs')
+const modules = path.resolve(process.argv[2])
+const wxml = fs.readFileSync(process.argv[3], 'utf8')
+const rounds = Number(process.argv[4] || 20)
+const { JSDOM } = require(path.join(modules, 'jsdom'))
+const dom = new JSDOM('<!doctype html><html><body></body></html>', { pretendToBeVisual: true })
+for (const key of ['window', 'document', 'navigator', 'Node', 'HTMLElement', 'Event', 'CustomEvent', 'MutationObserver', 'getComputedStyle']) {
+  global[key] = key === 'window' ? dom.window : dom.window[key]
+}
+global.requestAnimationFrame = (cb) => setTimeout(cb, 0)
+const simulate = require(path.join(modules, 'miniprogram-simulate'))
+
+function drinks (n, priceOffset = 0) {
+  const out = []
+  for (let i = 0; i < n; i++) {
+    out.push({ id: 'd' + i, name: 'Drink ' + i, price: 20 + (i % 13) + priceOffset, image: 'https://img.example/d' + i + '.jpg' })
+  }
+  return out
+}
+
+function median (xs) {
+  const s = xs.slice().sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+
+function time (fn) {
+  const t0 = process.hrtime.bigint()
+  fn()
+  return Number(process.hrtime.bigint() - t0) / 1e6
+}
+
+function mount (n) {
+  const id = simulate.load({ template: wxml, data: { title: 'Menu', keyword: '', drinks: drinks(n), selectedId: 'd1' } })
+  const comp = simulate.render(id)
+  comp.attach(document.body)
+  return comp
+}
+
+const result = { first_render_20: [], set_price_20: [], set_price_1000: [], replace_1000: [] }
+const WARMUP = 3  // let V8 compile the hot paths before measuring, as for our side
+for (let r = 0; r < rounds + WARMUP; r++) {
+  if (r === WARMUP) for (const k of Object.keys(result)) result[k].length = 0
+  let comp
+  result.first_render_20.push(time(() => { comp = mount(20) }))
+  result.set_price_20.push(time(() => comp.setData({ 'drinks[3].price': 99 + r })))
+  comp.detach()
+  const big = mount(1000)
+  result.set_price_1000.push(time(() => big.setData({ 'drinks[3].price': 99 + r })))
+  const replacement = drinks(1000, r + 1)
+  result.replace_1000.push(time(() => big.setData({ drinks: replacement })))
+  big.detach()
+}
+const out = {}
+for (const k of Object.keys(result)) out[k] = median(result[k])
+process.stdout.write(JSON.stringify(out) + '\n')

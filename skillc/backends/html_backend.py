@@ -1,0 +1,154 @@
+"""The `html` backend: Render IR -> a self-contained HTML document (or just the card's element).
+
+Every node becomes one element carrying its id (`data-uid`), its type (`data-type`) and its
+resolved style inline, properties sorted, so output is deterministic and a host can address
+nodes by id when it applies patches. Event bindings become data attributes
+(`data-bind-tap="onSelect"`, `data-catch-tap`, `data-dataset` as JSON); nothing runs. The only
+external resources are the image URLs the IR names. Every string from the IR is escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from html import escape
+from typing import Any
+
+from skillc.backends.base import DEFAULT_OPTIONS, RenderOptions
+from skillc.ir.render import TEXT, RenderDocument, RenderNode
+
+_TAGS = {"view": "div", "text": "span", "image": "img", "button": "button", "scroll-view": "div"}
+_VOID = {"img"}
+
+# WeChat's built-in look where the resolved style says nothing: views are blocks, images
+# default to 320x240, scroll-views scroll sideways (cards allow scroll-x only), buttons drop the
+# browser chrome. Specificity 0 (`:where`) so any inline style wins.
+BASE_CSS = """\
+html,body{margin:0;padding:0}
+body{font-family:-apple-system,"PingFang SC","Helvetica Neue","Noto Sans CJK SC",sans-serif;\
+font-size:16px;line-height:1.4}
+:where([data-type=view],[data-type=scroll-view]){display:block}
+:where([data-type=image]){display:inline-block;width:320px;height:240px;object-fit:fill}
+:where([data-type=image][data-mode=aspectFit]){object-fit:contain}
+:where([data-type=image][data-mode=aspectFill]){object-fit:cover}
+:where([data-type=image][data-mode=widthFix]){height:auto}
+:where([data-type=image][data-mode=heightFix]){width:auto}
+:where([data-type=scroll-view]){overflow-x:auto;overflow-y:hidden;white-space:nowrap}
+:where([data-type=button]){display:block;width:100%;margin:0;padding:0 14px;font:inherit;\
+border:0;line-height:2.55555556;text-align:center;cursor:pointer}
+"""
+
+_ATTR_NAME = re.compile(r"[^a-z0-9_-]+")
+_CSS_PROPERTY = re.compile(r"^-?[a-z][a-z0-9-]*$")
+_SAFE_URL = re.compile(r"^(https?://|data:image/|/|\./|\.\./|[a-zA-Z0-9_][a-zA-Z0-9_./-]*$)")
+# Props that become real attributes or data-mode, handled before the generic data-prop-*.
+_CONSUMED_PROPS = {"src", "mode", "disabled", "text"}
+
+
+class HtmlBackend:
+    name = "html"
+    media_type = "text/html"
+    extension = ".html"
+
+    def render(self, doc: RenderDocument, *, options: RenderOptions | None = None) -> str:
+        opts = options or DEFAULT_OPTIONS
+        return render_html(doc, title=opts.title)
+
+
+def render_html(doc: RenderDocument, *, title: str | None = None) -> str:
+    """A complete document: viewport meta, color scheme, base CSS, body as wide as the viewport."""
+    vp = doc.viewport
+    scheme = vp.color_scheme
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html data-color-scheme="{scheme}" style="color-scheme:{scheme}">\n'
+        "<head>\n"
+        '<meta charset="utf-8">\n'
+        f'<meta name="viewport" content="width={vp.width}, initial-scale=1">\n'
+        f'<meta name="color-scheme" content="{scheme}">\n'
+        f"<title>{escape(title or 'skillc card', quote=False)}</title>\n"
+        f"<style>\n{BASE_CSS}</style>\n"
+        "</head>\n"
+        f'<body style="width:{vp.width}px">\n'
+        f"{render_html_fragment(doc)}\n"
+        "</body>\n"
+        "</html>\n"
+    )
+
+
+def render_html_fragment(doc: RenderDocument) -> str:
+    """The root element alone, for embedding; pair it with :data:`BASE_CSS`."""
+    return "".join(_node(doc.root))
+
+
+def _node(node: RenderNode) -> Iterator[str]:
+    if node.type == TEXT:
+        yield escape(node.text or "", quote=False)
+        return
+    tag = _TAGS.get(node.type, "div")
+    attrs = "".join(f' {name}="{escape(value, quote=True)}"' for name, value in _attributes(node, tag))
+    # The line break sits inside the tag, where HTML ignores it: every element starts a line
+    # (so golden files diff per node) and no whitespace text appears between inline elements.
+    yield f"<{tag}{attrs}\n>"
+    if tag in _VOID:
+        return
+    for child in node.children or []:
+        yield from _node(child)
+    yield f"</{tag}\n>"
+
+
+def _attributes(node: RenderNode, tag: str) -> Iterator[tuple[str, str]]:
+    yield "data-uid", node.id
+    yield "data-type", node.type
+    props = node.props
+    if tag == "img":
+        src = props.get("src")
+        if isinstance(src, str) and _SAFE_URL.match(src.strip()):
+            yield "src", src.strip()
+        yield "alt", ""
+        mode = props.get("mode")
+        if isinstance(mode, str):
+            yield "data-mode", mode
+    if tag == "button":
+        yield "type", "button"
+        if props.get("disabled") in (True, "true", ""):
+            yield "disabled", "disabled"
+    for name, binding in sorted((node.events or {}).items()):
+        kind = "catch" if binding.catch else "bind"
+        yield f"data-{kind}-{_attr_suffix(name)}", binding.handler
+    dataset = _dataset(node)
+    if dataset is not None:
+        yield "data-dataset", json.dumps(dataset, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    for name, value in sorted(props.items()):
+        if name not in _CONSUMED_PROPS:
+            yield f"data-prop-{_attr_suffix(name)}", value if isinstance(value, str) else _json(value)
+    style = inline_style(node.style)
+    if style:
+        yield "style", style
+
+
+def inline_style(style: Mapping[str, str]) -> str:
+    """`a:1px;b:red`, sorted by property. A declaration that could break out of its slot in the
+    attribute (a `;`, brace or odd property name) is dropped rather than trusted."""
+    parts = [
+        f"{prop}:{value.strip()}"
+        for prop, value in sorted(style.items())
+        if _CSS_PROPERTY.match(prop) and isinstance(value, str) and not any(c in value for c in ";{}\\<>")
+    ]
+    return ";".join(parts)
+
+
+def _dataset(node: RenderNode) -> dict[str, Any] | None:
+    # WeChat's dataset belongs to the node (its data-* attributes), so every binding has the same.
+    for _, binding in sorted((node.events or {}).items()):
+        return binding.dataset
+    return None
+
+
+def _attr_suffix(name: str) -> str:
+    return _ATTR_NAME.sub("-", name.lower()).strip("-") or "x"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)

@@ -1,0 +1,39 @@
+"""A component compiled for rendering: its template IR and its compiled stylesheet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from skillc.diagnostics import DiagnosticSink
+from skillc.frontend.package import SkillPackage
+from skillc.frontend.wxss import parse_wxss
+from skillc.ir.lower import lower_component
+from skillc.ir.styles import CompiledStylesheet, compile_stylesheet
+from skillc.ir.template import Template
+
+
+@dataclass
+class CompiledComponent:
+    name: str
+    template: Template
+    stylesheet: CompiledStylesheet | None
+
+    @property
+    def inputs(self) -> list[str]:
+        """Every skill file the compiled form depends on (for build caching)."""
+        files = [self.template.file, *self.template.dependencies]
+        return files
+
+
+def compile_component(pkg: SkillPackage, name: str, sink: DiagnosticSink) -> CompiledComponent | None:
+    """Lower components/<name>/index.wxml and compile index.wxss. None without a template."""
+    template = lower_component(pkg, name, sink)
+    if template is None:
+        return None
+    rel = f"components/{name}/index.wxss"
+    text = pkg.sources.get(rel)
+    stylesheet = None
+    if text is not None:
+        sheet = parse_wxss(text, file=rel, sink=sink, load=pkg.sources.get)
+        stylesheet = compile_stylesheet(sheet)
+    return CompiledComponent(name=name, template=template, stylesheet=stylesheet)

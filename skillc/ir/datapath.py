@@ -1,0 +1,84 @@
+"""setData paths: ``"order.total"``, ``"drinks[3].price"``, and applying them to component data.
+
+WeChat's setData takes an object whose keys are paths; each value replaces what is at its
+path, creating objects (or arrays, for a numeric segment written ``[n]``) on the way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+DataPath = tuple[str | int, ...]
+
+_FIRST = re.compile(r"[^.\[\]]+")
+_NEXT = re.compile(r"\[(\d+)\]|\.([^.\[\]]+)")
+
+
+class DataPathError(ValueError):
+    """A setData key that is not a path (``"a..b"``, ``"a[x]"``, ``""``)."""
+
+
+def parse_data_path(path: str) -> DataPath:
+    """``"list[2].price"`` -> ``("list", 2, "price")``."""
+    if not path:
+        raise DataPathError("an empty setData key")
+    first = _FIRST.match(path)
+    if first is None:
+        raise DataPathError(f"setData key {path!r} does not start with a property name")
+    out: list[str | int] = [first.group()]
+    pos = first.end()
+    while pos < len(path):
+        m = _NEXT.match(path, pos)
+        if m is None:
+            raise DataPathError(f"setData key {path!r} is not a path (at character {pos + 1})")
+        out.append(int(m.group(1)) if m.group(1) is not None else m.group(2))
+        pos = m.end()
+    return tuple(out)
+
+
+def normalise(path: DataPath) -> DataPath:
+    """Digit strings as ints, so ``a.3`` and ``a[3]`` meet in dependency lookups."""
+    return tuple(int(p) if isinstance(p, str) and p.isdigit() else p for p in path)
+
+
+def set_path(data: dict[str, Any], path: DataPath, value: Any) -> None:
+    target: Any = data
+    for i, seg in enumerate(path[:-1]):
+        nxt = path[i + 1]
+        child = _get(target, seg)
+        if not isinstance(child, (dict, list)):
+            child = [] if isinstance(nxt, int) else {}
+            _put(target, seg, child)
+        target = child
+    _put(target, path[-1], value)
+
+
+def _get(container: Any, seg: str | int) -> Any:
+    if isinstance(container, list):
+        if isinstance(seg, int) and 0 <= seg < len(container):
+            return container[seg]
+        return None
+    return container.get(str(seg)) if isinstance(container, dict) else None
+
+
+def _put(container: Any, seg: str | int, value: Any) -> None:
+    if isinstance(container, list):
+        if isinstance(seg, int):
+            while len(container) <= seg:
+                container.append(None)  # JS leaves holes; JSON (and so the card) sees null
+            container[seg] = value
+            return
+        raise DataPathError(f"cannot set property {seg!r} of an array")
+    container[str(seg)] = value
+
+
+def set_data(data: dict[str, Any], changes: Mapping[str, Any]) -> list[DataPath]:
+    """Apply a setData object in key order; return the parsed (normalised) paths."""
+    paths = []
+    for key, value in changes.items():
+        path = parse_data_path(key)
+        set_path(data, path, value)
+        paths.append(normalise(path))
+    return paths

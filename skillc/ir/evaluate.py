@@ -1,0 +1,683 @@
+"""Evaluation: template IR + data + viewport -> Render IR, and incremental re-evaluation.
+
+A :class:`CardRenderer` renders one card instance. ``render(data)`` evaluates the whole
+template; ``update({"drinks[3].price": 18})`` (the setData form) re-evaluates only what reads
+the changed paths and returns patches.
+
+How the incremental part works: while rendering, every binding's expression dependencies
+(``item.price``) are resolved to absolute data paths (``drinks.3.price``) through the loop
+scopes and registered in a trie of watchers. A change looks up its path in the trie: the
+watchers on its prefixes (they read an enclosing object) and in its subtree (they read
+something inside). Value watchers recompute one node's text, props, style or events; structural
+watchers (wx:if, wx:for, template calls) first check whether the structure really changed
+(another branch, other keys) and only then re-render their parent element's children and diff
+them. So a one-field change costs the same whatever the length of the list around it.
+
+Node ids: the template position of the node, with ``[key]`` after each enclosing wx:for's
+position (``0.1.0[d03].2``); keys come from ``wx:key`` (or the index without one).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from skillc.diagnostics import DiagnosticSink
+from skillc.frontend.expr import UNDEFINED, Mustache
+from skillc.ir.component import CompiledComponent
+from skillc.ir.datapath import DataPath, normalise, set_data
+from skillc.ir.diff import Patch, SetStyle, SetText, diff, diff_shallow
+from skillc.ir.expreval import Scope, evaluate
+from skillc.ir.jsvalue import JSValue, get_member, to_boolean, to_string, to_text
+from skillc.ir.render import TEXT, EventBinding, RenderDocument, RenderNode
+from skillc.ir.styles import INHERITED_PROPERTIES, ElementKey, ResolvedStyle, StyleResolver
+from skillc.ir.template import Binding, Block, Element, For, IfChain, Node, Part, TemplateCall, Text
+from skillc.ir.viewport import Viewport
+
+ROOT_ID = "root"
+# Attributes that are inputs to other parts of a node, not props of it.
+_NOT_PROPS = frozenset({"class", "style", "hover-class", "id"})
+# Template calls deeper than this stop expanding (a template may call itself).
+MAX_TEMPLATE_DEPTH = 32
+
+# A loop variable resolves to an absolute data path, to None (unknown: the items were computed)
+# or to _INDEX (the loop index: only a structural change can change it).
+_INDEX = ("<index>",)
+PathScope = Mapping[str, DataPath | None]
+
+
+class _Ids:
+    """Maps template paths to node ids inside loop instances and template calls."""
+
+    __slots__ = ("rprefix", "tprefix")
+
+    def __init__(self, tprefix: str, rprefix: str) -> None:
+        self.tprefix = tprefix
+        self.rprefix = rprefix
+
+    def of(self, path: str) -> str:
+        return self.rprefix + path[len(self.tprefix) :]
+
+
+class _Elem:
+    """An element instance: what is needed to recompute it and to re-render its children."""
+
+    __slots__ = (
+        "alive",
+        "ancestors",
+        "children_ctx",
+        "depth",
+        "ids",
+        "key",
+        "kids",
+        "node",
+        "parent",
+        "paths",
+        "root_known",
+        "scope",
+        "style",
+        "tchildren",
+        "tnode",
+    )
+
+    def __init__(
+        self,
+        tnode: Element | None,
+        node: RenderNode,
+        parent: _Elem | None,
+        scope: Scope,
+        paths: PathScope,
+        root_known: bool,
+        ids: _Ids,
+    ) -> None:
+        self.tnode = tnode
+        self.node = node
+        self.parent = parent
+        self.scope = scope
+        self.paths = paths
+        self.root_known = root_known
+        self.ids = ids
+        self.alive = True
+        self.kids: list[_Elem | _TextRun] = []
+        self.depth: int = parent.depth + 1 if parent is not None else 0
+        self.ancestors: tuple[ElementKey, ...] = ()
+        self.key = ElementKey("root")
+        self.style: ResolvedStyle = ResolvedStyle()
+        self.tchildren: list[Node] = tnode.children if tnode is not None else []
+
+    def kill(self) -> None:
+        stack: list[_Elem | _TextRun] = list(self.kids)
+        while stack:
+            k = stack.pop()
+            k.alive = False
+            if isinstance(k, _Elem):
+                stack.extend(k.kids)
+
+
+class _TextRun:
+    __slots__ = ("alive", "node", "parent", "scope", "tnode")
+
+    def __init__(self, tnode: Text, node: RenderNode, parent: _Elem, scope: Scope) -> None:
+        self.tnode = tnode
+        self.node = node
+        self.parent = parent
+        self.scope = scope
+        self.alive = True
+
+
+class _Watch:
+    """Something to recompute when a path it reads changes."""
+
+    __slots__ = ("ids", "items_path", "kind", "owner", "paths", "root_known", "scope", "state", "tnode")
+
+    def __init__(self, kind: str, owner: _Elem | _TextRun, tnode: Any = None) -> None:
+        self.kind = kind  # "elem" | "text" | "if" | "for" | "call"
+        self.owner = owner
+        self.tnode = tnode
+        self.state: Any = None
+        self.items_path: DataPath | None = None
+        self.scope: Scope | None = None
+        self.paths: PathScope = {}
+        self.root_known = True
+        self.ids: _Ids | None = None
+
+
+class _Trie:
+    __slots__ = ("kids", "watches")
+
+    def __init__(self) -> None:
+        self.watches: list[_Watch] = []
+        self.kids: dict[str | int, _Trie] = {}
+
+    def add(self, path: DataPath, watch: _Watch) -> None:
+        node = self
+        for seg in path:
+            nxt = node.kids.get(seg)
+            if nxt is None:
+                nxt = node.kids[seg] = _Trie()
+            node = nxt
+        node.watches.append(watch)
+
+    def collect(self, path: DataPath, out: dict[int, _Watch]) -> None:
+        node = self
+        for seg in path:
+            for w in node.watches:
+                out[id(w)] = w
+            nxt = node.kids.get(seg)
+            if nxt is None:
+                return
+            node = nxt
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            live = [w for w in n.watches if w.owner.alive]
+            n.watches = live  # drop the dead on the way
+            for w in live:
+                out[id(w)] = w
+            stack.extend(n.kids.values())
+
+
+def _escape_key(key: str) -> str:
+    return key.replace("\\", "\\\\").replace("]", "\\]")
+
+
+class CardRenderer:
+    """Renders one card instance and keeps what an incremental update needs."""
+
+    def __init__(
+        self,
+        component: CompiledComponent,
+        viewport: Viewport | None = None,
+        *,
+        sink: DiagnosticSink | None = None,
+    ) -> None:
+        from skillc.ir.styles import CompiledStylesheet
+
+        self.component = component
+        self.viewport = viewport or Viewport()
+        self.sink = sink
+        sheet = component.stylesheet or CompiledStylesheet.model_validate(
+            {"blocks": [], "selectors": [], "by_id": {}, "by_class": {}, "by_tag": {}}
+        )
+        self.styles = StyleResolver(sheet, self.viewport)
+        self.data: dict[str, Any] = {}
+        self._trie = _Trie()
+        self._track = True
+        self._root: _Elem | None = None
+        self._reported: set[tuple[str, str]] = set()
+        self._template_depth = 0
+
+    # -- public -------------------------------------------------------------------------
+
+    @property
+    def document(self) -> RenderDocument:
+        if self._root is None:
+            raise RuntimeError("render() first")
+        return RenderDocument(1, self.viewport, self._root.node)
+
+    def render(self, data: Mapping[str, Any]) -> RenderDocument:
+        """A full render from JSON-like data (copied: the caller's object is not kept)."""
+        self.data = copy.deepcopy(dict(data))
+        self._trie = _Trie()
+        node = RenderNode(ROOT_ID, "view", {}, {}, None, [])
+        root = _Elem(None, node, None, Scope(self.data), {}, True, _Ids("", ""))
+        root.tchildren = self.component.template.root
+        self._root = root
+        node.children = self._render_children(root)
+        return self.document
+
+    def update(self, changes: Mapping[str, Any]) -> list[Patch]:
+        """Apply a setData object and return the patches of the re-render."""
+        if self._root is None:
+            self.render({})
+        paths = set_data(self.data, copy.deepcopy(dict(changes)))
+        found: dict[int, _Watch] = {}
+        for path in paths:
+            self._trie.collect(path, found)
+        # Shallow structure first: re-rendering it kills the watchers beneath, which then skip.
+        structural = sorted((w for w in found.values() if w.kind in ("if", "for", "call")), key=_depth)
+        patches: list[Patch] = []
+        for w in structural:
+            owner = w.owner
+            if not owner.alive or not isinstance(owner, _Elem):
+                continue
+            if not self._structure_changed(w, paths):
+                continue
+            self._rerender_children(owner, patches)
+        for w in found.values():
+            if not w.owner.alive:
+                continue
+            if w.kind == "text":
+                assert isinstance(w.owner, _TextRun)
+                self._refresh_text(w.owner, patches)
+            elif w.kind == "elem":
+                assert isinstance(w.owner, _Elem)
+                self._refresh_element(w.owner, patches)
+        return patches
+
+    # -- rendering ------------------------------------------------------------------------
+
+    def _render_children(self, parent: _Elem) -> list[RenderNode]:
+        out: list[RenderNode] = []
+        for t in parent.tchildren:
+            self._render_node(t, parent, parent.scope, parent.paths, parent.root_known, parent.ids, out)
+        return out
+
+    def _render_node(
+        self,
+        t: Node,
+        parent: _Elem,
+        scope: Scope,
+        paths: PathScope,
+        root_known: bool,
+        ids: _Ids,
+        out: list[RenderNode],
+    ) -> None:
+        if isinstance(t, Element):
+            out.append(self._render_element(t, parent, scope, paths, root_known, ids))
+        elif isinstance(t, Text):
+            text = self._text(t.parts, scope)
+            node = RenderNode(ids.of(t.path), TEXT, {"text": text}, _inherited(parent.style))
+            run = _TextRun(t, node, parent, scope)
+            parent.kids.append(run)
+            if self._track:
+                self._watch_parts(t.parts, _Watch("text", run), paths, root_known)
+            out.append(node)
+        elif isinstance(t, IfChain):
+            index = self._branch(t, scope)
+            if self._track:
+                w = _Watch("if", parent, t)
+                w.state = index
+                w.scope = scope
+                for b in t.branches:
+                    if b.test is not None:
+                        self._watch_parts(b.test.parts, w, paths, root_known, structural=True)
+            if index >= 0:
+                self._render_node(t.branches[index].node, parent, scope, paths, root_known, ids, out)
+        elif isinstance(t, For):
+            self._render_for(t, parent, scope, paths, root_known, ids, out)
+        elif isinstance(t, Block):
+            for c in t.children:
+                self._render_node(c, parent, scope, paths, root_known, ids, out)
+        elif isinstance(t, TemplateCall):
+            self._render_call(t, parent, scope, paths, root_known, ids, out)
+
+    def _render_element(
+        self, t: Element, parent: _Elem, scope: Scope, paths: PathScope, root_known: bool, ids: _Ids
+    ) -> RenderNode:
+        node = RenderNode(ids.of(t.path), t.tag, {}, {}, None, [])
+        inst = _Elem(t, node, parent, scope, paths, root_known, ids)
+        parent.kids.append(inst)
+        inst.ancestors = (*parent.ancestors, parent.key) if parent.parent is not None else ()
+        self._fill_element(inst)
+        if self._track:
+            w = _Watch("elem", inst)
+            for b in t.bindings.values():
+                self._watch_parts(b.parts, w, paths, root_known)
+            for v in t.dataset.values():
+                if isinstance(v, Binding):
+                    self._watch_parts(v.parts, w, paths, root_known)
+            for e in t.events:
+                if isinstance(e.handler, Binding):
+                    self._watch_parts(e.handler.parts, w, paths, root_known)
+        node.children = self._render_children(inst)
+        return node
+
+    def _fill_element(self, inst: _Elem) -> None:
+        """Compute props, events, the style key and the style of an element instance."""
+        t = inst.tnode
+        assert t is not None
+        scope = inst.scope
+        node = inst.node
+        props: dict[str, Any] = {}
+        classes = ""
+        elem_id: str | None = None
+        inline: str | None = None
+        hover: str | None = None
+        for name, value in t.attrs.items():
+            if name == "class":
+                classes = value if isinstance(value, str) else ""
+            elif name == "style":
+                inline = value if isinstance(value, str) else None
+            elif name == "id":
+                elem_id = value if isinstance(value, str) else None
+                props["id"] = value
+            elif name == "hover-class":
+                hover = value if isinstance(value, str) else None
+            else:
+                props[name] = value
+        for name, binding in t.bindings.items():
+            bound = self._value(binding, scope)
+            if name == "class":
+                classes = to_text(bound)
+            elif name == "style":
+                inline = to_text(bound)
+            elif name == "id":
+                elem_id = to_text(bound) or None
+                props["id"] = elem_id
+            elif name == "hover-class":
+                hover = to_text(bound)
+            elif bound is not UNDEFINED:
+                props[name] = _plain(bound)
+        if t.events or t.dataset:
+            dataset: dict[str, Any] = {}
+            for key, raw in t.dataset.items():
+                v: Any = self._value(raw, scope) if isinstance(raw, Binding) else raw
+                if v is not UNDEFINED:
+                    dataset[key] = _plain(v)
+            if t.events:
+                events = {}
+                for e in t.events:
+                    handler = e.handler if isinstance(e.handler, str) else to_text(self._value(e.handler, scope))
+                    if handler:
+                        events[e.name] = EventBinding(handler, e.catch, dataset)
+                node.events = events or None
+        inst.key = ElementKey(t.tag, elem_id, tuple(classes.split()) if classes else ())
+        parent = inst.parent
+        assert parent is not None
+        style = self.styles.resolve(inst.ancestors, inst.key, inline, parent.style if parent.parent else None)
+        inst.style = style
+        node.style = dict(style)
+        if hover:
+            props["hoverStyle"] = self._hover_style(inst, hover, inline, style)
+        node.props = props
+
+    def _hover_style(self, inst: _Elem, hover: str, inline: str | None, style: Mapping[str, str]) -> dict[str, str]:
+        key = inst.key
+        hovered = ElementKey(key.tag, key.id, (*key.classes, *hover.split()))
+        parent = inst.parent
+        assert parent is not None
+        on = self.styles.resolve(inst.ancestors, hovered, inline, parent.style if parent.parent else None)
+        return {k: v for k, v in on.items() if style.get(k) != v}
+
+    def _render_for(
+        self, t: For, parent: _Elem, scope: Scope, paths: PathScope, root_known: bool, ids: _Ids, out: list[RenderNode]
+    ) -> None:
+        mustache = t.items.single
+        items_value = self._value(t.items, scope)
+        items_path = self._abs_path(mustache, paths, root_known) if mustache is not None else None
+        if self._track:
+            w = _Watch("for", parent, t)
+            w.items_path = items_path
+            self._watch_parts(t.items.parts, w, paths, root_known, structural=True)
+            w.state = None
+        entries = list(_iterate(items_value))
+        base = ids.of(t.path)
+        seen: set[str] = set()
+        keys: list[str] = []
+        for index, (label, item) in enumerate(entries):
+            key = self._key(t, item, index, seen)
+            keys.append(key)
+            child_scope = scope.child({t.item: item, t.index: label})
+            item_path = (*items_path, normalise((label,))[0]) if items_path is not None else None
+            child_paths = {**paths, t.item: item_path, t.index: _INDEX}
+            child_ids = _Ids(f"{t.path}.0", f"{base}[{_escape_key(key)}]")
+            self._render_node(t.body, parent, child_scope, child_paths, root_known, child_ids, out)
+        if self._track:
+            w.state = keys
+
+    def _key(self, t: For, item: JSValue, index: int, seen: set[str]) -> str:
+        if t.key is None:
+            key = str(index)
+        elif t.key == "*this":
+            key = to_string(item)
+        else:
+            value = get_member(item, t.key)
+            key = str(index) if value is UNDEFINED or value is None else to_string(value)
+        if key in seen:
+            self._report(
+                "RND001",
+                f'wx:key "{t.key}" gives the same key "{key}" twice; falling back to the index',
+                t,
+            )
+            key = f"#{index}"
+        seen.add(key)
+        return key
+
+    def _render_call(
+        self,
+        t: TemplateCall,
+        parent: _Elem,
+        scope: Scope,
+        paths: PathScope,
+        root_known: bool,
+        ids: _Ids,
+        out: list[RenderNode],
+    ) -> None:
+        if self._track:
+            w = _Watch("call", parent, t)
+            if isinstance(t.name, Binding):
+                self._watch_parts(t.name.parts, w, paths, root_known, structural=True)
+            if t.data is not None:
+                self._watch_parts((t.data,), w, paths, root_known, structural=True)
+        data: JSValue = evaluate(t.data.expr, scope) if t.data is not None and t.data.expr is not None else {}
+        # A template sees only the data it is given, so nothing inside is watched one by one:
+        # the call's own watcher re-renders it when that data changes.
+        inner_scope = Scope(data if isinstance(data, dict) else {})
+        if t.body is not None:
+            body, inner_ids = t.body, ids
+        else:
+            name = t.name if isinstance(t.name, str) else to_text(self._value(t.name, scope))
+            found = self.component.template.templates.get(name)
+            if found is None:
+                self._report("RND002", f'no <template name="{name}"> to render', t)
+                return
+            if self._template_depth >= MAX_TEMPLATE_DEPTH:
+                self._report("RND003", f'template "{name}" nests deeper than {MAX_TEMPLATE_DEPTH} calls', t)
+                return
+            body, inner_ids = found.children, _Ids("", ids.of(t.path) + ".")
+        track = self._track
+        self._track = False
+        self._template_depth += 1
+        try:
+            for c in body:
+                self._render_node(c, parent, inner_scope, {}, False, inner_ids, out)
+        finally:
+            self._track = track
+            self._template_depth -= 1
+
+    # -- values ---------------------------------------------------------------------------
+
+    def _value(self, binding: Binding, scope: Scope) -> JSValue:
+        single = binding.single
+        if single is not None:
+            return evaluate(single.expr, scope) if single.expr is not None else UNDEFINED
+        return self._text(binding.parts, scope)
+
+    @staticmethod
+    def _text(parts: tuple[Part, ...], scope: Scope) -> str:
+        if len(parts) == 1:
+            p = parts[0]
+            if isinstance(p, str):
+                return p
+            return to_text(evaluate(p.expr, scope)) if p.expr is not None else ""
+        return "".join(
+            p if isinstance(p, str) else (to_text(evaluate(p.expr, scope)) if p.expr is not None else "") for p in parts
+        )
+
+    def _branch(self, t: IfChain, scope: Scope) -> int:
+        for i, b in enumerate(t.branches):
+            if b.test is None or to_boolean(self._value(b.test, scope)):
+                return i
+        return -1
+
+    # -- dependencies ---------------------------------------------------------------------
+
+    def _abs_path(self, m: Mustache, paths: PathScope, root_known: bool) -> DataPath | None:
+        """The absolute data path of a mustache that is a plain path, else None."""
+        from skillc.frontend.expr import dependencies
+
+        if m.expr is None:
+            return None
+        deps = dependencies(m.expr)
+        if len(deps) != 1:
+            return None
+        (dep,) = deps
+        return self._resolve(dep, paths, root_known)
+
+    @staticmethod
+    def _resolve(dep: tuple[str | int, ...], paths: PathScope, root_known: bool) -> DataPath | None:
+        head = dep[0]
+        if isinstance(head, str) and head in paths:
+            base = paths[head]
+            if base is None or base is _INDEX:
+                return None
+            return (*base, *normalise(dep[1:]))
+        if not root_known:
+            return None
+        return normalise(dep)
+
+    def _watch_parts(
+        self,
+        parts: tuple[Part, ...],
+        watch: _Watch,
+        paths: PathScope,
+        root_known: bool,
+        *,
+        structural: bool = False,
+    ) -> None:
+        from skillc.frontend.expr import dependencies
+
+        for p in parts:
+            if isinstance(p, str) or p.expr is None:
+                continue
+            for dep in dependencies(p.expr):
+                head = dep[0]
+                if isinstance(head, str) and head in paths:
+                    base = paths[head]
+                    if base is _INDEX:
+                        continue  # changes only with the loop's structure, which is watched
+                    if base is None:
+                        if structural:
+                            continue
+                        continue  # inside computed items: the enclosing loop re-renders
+                    path = (*base, *normalise(dep[1:]))
+                elif root_known:
+                    path = normalise(dep)
+                else:
+                    continue
+                if path and path[-1] == "length":
+                    path = path[:-1]  # a length changes with any element added or removed
+                self._trie.add(path, watch)
+
+    # -- incremental ----------------------------------------------------------------------
+
+    def _structure_changed(self, w: _Watch, paths: list[DataPath]) -> bool:
+        if w.kind == "if":
+            owner = w.owner
+            assert isinstance(owner, _Elem) and isinstance(w.tnode, IfChain)
+            previous: int = w.state
+            return self._branch(w.tnode, _scope_for(w, owner)) != previous
+        if w.kind == "for" and w.items_path is not None:
+            p = w.items_path
+            n = len(p)
+            for c in paths:
+                if c[:n] != p:
+                    if p[: len(c)] == c:
+                        return True  # the list or something holding it was replaced
+                    continue
+                if len(c) <= n + 1:
+                    return True  # the list itself, or one whole item
+                key: str | None = w.tnode.key if isinstance(w.tnode, For) else None
+                if key is not None and key != "*this" and c[n + 1] == key:
+                    return True
+            return False
+        return True
+
+    def _rerender_children(self, inst: _Elem, patches: list[Patch]) -> None:
+        before = RenderNode(
+            inst.node.id, inst.node.type, inst.node.props, inst.node.style, inst.node.events, inst.node.children
+        )
+        inst.kill()
+        inst.kids = []
+        inst.node.children = self._render_children(inst)
+        patches.extend(diff(before, inst.node))
+
+    def _refresh_text(self, run: _TextRun, patches: list[Patch]) -> None:
+        text = self._text(run.tnode.parts, run.scope)
+        if run.node.props.get("text") != text:
+            run.node.props["text"] = text
+            patches.append(SetText(run.node.id, text))
+
+    def _refresh_element(self, inst: _Elem, patches: list[Patch]) -> None:
+        node = inst.node
+        before = RenderNode(node.id, node.type, dict(node.props), dict(node.style), node.events, None)
+        old_key = inst.key
+        old_inherited = _inherited(inst.style)
+        self._fill_element(inst)
+        patches.extend(diff_shallow(before, node))
+        if inst.key != old_key or _inherited(inst.style) != old_inherited:
+            self._restyle_kids(inst, patches)
+
+    def _restyle_kids(self, inst: _Elem, patches: list[Patch]) -> None:
+        """A class or inherited style changed: descendants may match other rules now."""
+        for kid in inst.kids:
+            if isinstance(kid, _TextRun):
+                style = _inherited(inst.style)
+                if style != kid.node.style:
+                    patches.append(SetStyle(kid.node.id, _style_delta(kid.node.style, style)))
+                    kid.node.style = style
+                continue
+            kid.ancestors = (*inst.ancestors, inst.key) if inst.parent is not None else ()
+            before = kid.node.style
+            before_props = dict(kid.node.props)
+            self._fill_element(kid)
+            if kid.node.style != before:
+                patches.append(SetStyle(kid.node.id, _style_delta(before, kid.node.style)))
+            if kid.node.props != before_props:
+                shallow = RenderNode(kid.node.id, kid.node.type, before_props, kid.node.style, kid.node.events)
+                patches.extend(diff_shallow(shallow, kid.node))
+            self._restyle_kids(kid, patches)
+
+    def _report(self, code: str, message: str, t: Node) -> None:
+        if self.sink is None or (code, message) in self._reported:
+            return
+        self._reported.add((code, message))
+        self.sink.emit(code, message, file=self.component.template.file, span=t.span)
+
+
+def _depth(w: _Watch) -> int:
+    owner = w.owner
+    return owner.depth if isinstance(owner, _Elem) else 0
+
+
+def _scope_for(w: _Watch, owner: _Elem) -> Scope:
+    return w.scope if w.scope is not None else owner.scope
+
+
+def _inherited(style: Mapping[str, str]) -> dict[str, str]:
+    if isinstance(style, ResolvedStyle) and style.inherited is not None:
+        return dict(style.inherited)
+    return {k: style[k] for k in INHERITED_PROPERTIES if k in style}
+
+
+def _style_delta(old: Mapping[str, str], new: Mapping[str, str]) -> dict[str, str | None]:
+    delta: dict[str, str | None] = {k: v for k, v in new.items() if old.get(k) != v}
+    delta.update({k: None for k in old if k not in new})
+    return delta
+
+
+def _iterate(value: JSValue) -> Iterator[tuple[str | int, JSValue]]:
+    """What wx:for walks: arrays by index, objects by key, strings by character, n as 0..n-1."""
+    if isinstance(value, list):
+        yield from enumerate(value)
+    elif isinstance(value, dict):
+        yield from value.items()
+    elif isinstance(value, str):
+        yield from enumerate(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        for i in range(int(min(value, 100000))):
+            yield i, i
+
+
+def _plain(value: JSValue) -> Any:
+    """JSON data for the Render IR: undefined inside containers becomes null, as JSON.stringify would
+    drop it from objects and write null in arrays."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if v is not UNDEFINED}
+    if isinstance(value, list):
+        return [None if v is UNDEFINED else _plain(v) for v in value]
+    if value is UNDEFINED:
+        return None
+    return value

@@ -1,0 +1,657 @@
+"""WXML AST -> template IR, with the rules of AI-mode cards checked on the way.
+
+Lowering runs on every build, so it makes one pass over the tree; files reached through
+``<import>``/``<include>`` are parsed once per lowering. Card rules (which tags, events and
+attributes a card may use) are reported here, each with its own TPL code, and the offending
+node is still lowered so one defect does not hide the next.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity, Span
+from skillc.frontend import wxml
+from skillc.frontend.expr import Mustache, parse_expression
+from skillc.frontend.package import SkillPackage
+from skillc.ir.template import (
+    Binding,
+    Block,
+    Branch,
+    Element,
+    Event,
+    For,
+    IfChain,
+    Node,
+    Part,
+    Template,
+    TemplateCall,
+    TemplateDef,
+    Text,
+)
+
+Loader = Callable[[str], str | None]
+
+# Built-in components a card renders, and the ones the AI-mode spec allows that skillc's
+# renderer does not draw (reported as a warning, lowered as plain elements).
+CARD_TAGS = frozenset({"view", "text", "image", "button", "scroll-view"})
+SPEC_ONLY_TAGS = frozenset({"map", "canvas", "collapsible-view"})
+STRUCTURAL_TAGS = frozenset({"block", "template", "import", "include"})
+# Nested <template is>/<include> expansions deeper than this are not expanded (TPL018).
+MAX_EXPANSION = 16
+
+_EVENT = re.compile(r"^(bind|catch|capture-bind|capture-catch|mut-bind):?([A-Za-z][\w-]*)$")
+_BLANK = " \t\n\r\f"  # not str.strip()'s default: &nbsp; is content
+_IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
+_DIRECTIVES = frozenset(
+    {"wx:if", "wx:elif", "wx:else", "wx:for", "wx:for-items", "wx:for-item", "wx:for-index", "wx:key"}
+)
+
+
+def dataset_key(name: str) -> str:
+    """``data-order-id`` -> ``orderId``: WeChat lowercases, then camel-cases at each hyphen."""
+    parts = name[5:].lower().split("-")
+    return parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+
+
+@dataclass
+class _Scope:
+    """The templates one file can call: its own <template name> plus those of its imports."""
+
+    defs: dict[str, tuple[wxml.Element, str]] = field(default_factory=dict)
+
+
+@dataclass
+class _Lowering:
+    load: Loader
+    sink: DiagnosticSink
+    root_file: str
+    docs: dict[str, wxml.Document | None] = field(default_factory=dict)
+    scopes: dict[str, _Scope] = field(default_factory=dict)
+    scoping: set[str] = field(default_factory=set)
+    including: list[str] = field(default_factory=list)
+    expanding: list[tuple[str, str]] = field(default_factory=list)
+    templates: dict[str, TemplateDef] = field(default_factory=dict)
+    dependencies: list[str] = field(default_factory=list)
+
+    # -- files ------------------------------------------------------------------------------
+
+    def emit(self, code: str, message: str, file: str, span: Span, hint: str | None = None) -> None:
+        self.sink.emit(code, message, file=file, span=span, hint=hint)
+
+    def document(self, file: str) -> wxml.Document | None:
+        if file in self.docs:
+            return self.docs[file]
+        text = self.load(file)
+        doc = wxml.parse_wxml(text, file=file, sink=self.sink) if text is not None else None
+        self.docs[file] = doc
+        if doc is not None and file != self.root_file:
+            self.dependencies.append(file)
+        return doc
+
+    def resolve(self, el: wxml.Element, file: str) -> str | None:
+        """The skill-relative path an <import>/<include> src names, or None (reported)."""
+        attr = el.attribute("src")
+        if attr is None or not attr.value or not all(isinstance(p, str) for p in attr.value):
+            self.emit(
+                "TPL013",
+                f"<{el.tag}> needs a static src naming a .wxml file of the skill",
+                file,
+                el.open_loc.span(),
+                hint=f'<{el.tag} src="./item.wxml"/>',
+            )
+            return None
+        src = "".join(p for p in attr.value if isinstance(p, str)).strip()
+        span = (attr.value_loc or attr.name_loc).span()
+        # A leading "/" is the skill root: a skill is its own package and cannot reach above it.
+        joined = src.lstrip("/") if src.startswith("/") else posixpath.join(posixpath.dirname(file), src)
+        path = posixpath.normpath(joined)
+        if not path.endswith(".wxml"):
+            path += ".wxml"
+        if path.startswith("../") or path == ".." or path.startswith("/"):
+            self.emit("TPL013", f'<{el.tag} src="{src}"> points outside the skill', file, span)
+            return None
+        if self.document(path) is None:
+            self.emit(
+                "TPL013",
+                f'<{el.tag} src="{src}">: {path} does not exist in the skill',
+                file,
+                span,
+                hint="src is relative to this file, or to the skill root when it starts with /",
+            )
+            return None
+        return path
+
+    def scope(self, file: str) -> _Scope:
+        cached = self.scopes.get(file)
+        if cached is not None:
+            return cached
+        scope = _Scope()
+        self.scoping.add(file)
+        doc = self.document(file)
+        if doc is not None:
+            imports: list[wxml.Element] = []
+            _collect(doc.children, scope, file, imports, self)
+            for el in imports:
+                target = self.resolve(el, file)
+                if target is None:
+                    continue
+                if target in self.scoping:
+                    self.emit(
+                        "TPL014",
+                        f"<import> of {target} is cyclic: {target} is already being imported",
+                        file,
+                        el.open_loc.span(),
+                        hint="move the shared templates into a third file that both import",
+                    )
+                    continue
+                # Import is not transitive: only the templates the target itself defines.
+                for name, found in self.own_defs(target).items():
+                    scope.defs.setdefault(name, found)
+                self.scope(target)
+        self.scoping.discard(file)
+        self.scopes[file] = scope
+        return scope
+
+    def own_defs(self, file: str) -> dict[str, tuple[wxml.Element, str]]:
+        doc = self.document(file)
+        own = _Scope()
+        if doc is not None:
+            _collect(doc.children, own, file, None, None)
+        return own.defs
+
+    # -- values ------------------------------------------------------------------------------
+
+    def parts(self, parts: tuple[wxml.Part, ...], file: str) -> tuple[Part, ...]:
+        out: list[Part] = []
+        for part in parts:
+            if isinstance(part, str):
+                out.append(part)
+            else:
+                out.append(self.mustache(part, file))
+        return tuple(out)
+
+    def mustache(self, raw: wxml.RawMustache, file: str, *, object_form: bool = False) -> Mustache:
+        expr = parse_expression(
+            raw.source,
+            file=file,
+            line=raw.source_line,
+            column=raw.source_column,
+            sink=self.sink,
+            object_form=object_form,
+        )
+        return Mustache(raw.source, expr, raw.loc.span())
+
+    def binding(self, attr: wxml.Attribute, file: str) -> Binding:
+        return Binding(self.parts(attr.value or (), file))
+
+    # -- nodes -------------------------------------------------------------------------------
+
+    def sequence(self, children: list[wxml.Node], file: str, prefix: str, depth: int, start: int = 0) -> list[Node]:
+        out: list[Node] = []
+        chain: IfChain | None = None
+        for child in children:
+            if isinstance(child, wxml.Comment):
+                continue
+            path = f"{prefix}{start + len(out)}"
+            if isinstance(child, wxml.Text):
+                if all(isinstance(p, str) and not p.strip(_BLANK) for p in child.parts):
+                    continue  # whitespace between tags: wcc drops it too
+                chain = None
+                out.append(Text(path, self.parts(child.parts, file), child.loc.span()))
+                continue
+            if isinstance(child, wxml.Wxs):
+                chain = None
+                self.emit(
+                    "TPL003",
+                    "<wxs> does not run in cards",
+                    file,
+                    child.open_loc.span(),
+                    hint="compute the value in the component's JavaScript and setData it",
+                )
+                continue
+            tag = child.tag
+            if tag == "template" and child.attribute("name") is not None:
+                continue  # a definition: rendered only where it is called
+            if tag == "import":
+                continue  # read by scope()
+            if tag == "include":
+                chain = None
+                out.extend(self.include(child, file, prefix, start + len(out), depth))
+                continue
+            directive = _branch_kind(child)
+            if directive in ("elif", "else"):
+                if chain is not None and chain.branches[-1].kind != "else":
+                    attr = child.attribute("wx:" + directive)
+                    assert attr is not None
+                    test = self.binding(attr, file) if directive == "elif" else None
+                    branch_path = f"{chain.path}.{len(chain.branches)}"
+                    node = self.element(child, file, branch_path, depth)
+                    chain.branches.append(Branch(directive, test, node, child.loc.span()))
+                    chain.span = _join(chain.span, child.loc.span())
+                    continue
+                self.emit(
+                    "TPL011",
+                    f"wx:{directive} must follow an element with wx:if or wx:elif",
+                    file,
+                    child.attribute("wx:" + directive).name_loc.span(),  # type: ignore[union-attr]
+                    hint="put it right after its wx:if sibling (only whitespace and comments between)",
+                )
+            chain = None
+            for_attr = child.attribute("wx:for") or child.attribute("wx:for-items")
+            if_attr = child.attribute("wx:if")
+            if for_attr is not None:
+                out.append(self.loop(child, for_attr, file, path, depth))
+            elif if_attr is not None:
+                chain = IfChain(path, [], child.loc.span())
+                node = self.element(child, file, f"{path}.0", depth)
+                chain.branches.append(Branch("if", self.test(if_attr, file), node, child.loc.span()))
+                out.append(chain)
+            else:
+                out.append(self.element(child, file, path, depth))
+        return out
+
+    def test(self, attr: wxml.Attribute, file: str) -> Binding:
+        binding = self.binding(attr, file)
+        if not any(isinstance(p, Mustache) for p in binding.parts):
+            value = attr.raw if attr.raw is not None else ""
+            self.emit(
+                "TPL017",
+                f'{attr.name}="{value}" is a plain string, so it is always {"true" if value else "false"}',
+                file,
+                attr.loc.span(),
+                hint=f'write {attr.name}="{{{{{value or "false"}}}}}"',
+            )
+        return binding
+
+    def loop(self, el: wxml.Element, for_attr: wxml.Attribute, file: str, path: str, depth: int) -> For:
+        items = self.binding(for_attr, file)
+        item = self.loop_name(el, "wx:for-item", "item", file)
+        index = self.loop_name(el, "wx:for-index", "index", file)
+        key_attr = el.attribute("wx:key")
+        key: str | None = None
+        if key_attr is None:
+            self.emit(
+                "TPL010",
+                "wx:for without wx:key: items are matched by position, so a reorder re-creates them",
+                file,
+                for_attr.name_loc.span(),
+                hint='add wx:key="id" (a unique property of each item) or wx:key="*this" for strings/numbers',
+            )
+        elif key_attr.value is None or not all(isinstance(p, str) for p in key_attr.value):
+            self.emit(
+                "TPL012",
+                "wx:key takes a property name or *this, not an expression",
+                file,
+                key_attr.loc.span(),
+                hint='write wx:key="id", not wx:key="{{item.id}}"',
+            )
+        else:
+            key = "".join(p for p in key_attr.value if isinstance(p, str)).strip() or None
+        body: Node
+        if_attr = el.attribute("wx:if")
+        if if_attr is not None:
+            # wx:for wraps wx:if on the same element: the test sees each item.
+            inner = self.element(el, file, f"{path}.0.0", depth)
+            body = IfChain(f"{path}.0", [Branch("if", self.test(if_attr, file), inner, el.loc.span())], el.loc.span())
+        else:
+            body = self.element(el, file, f"{path}.0", depth)
+        return For(path, items, item, index, key, body, el.loc.span())
+
+    def loop_name(self, el: wxml.Element, attr_name: str, default: str, file: str) -> str:
+        attr = el.attribute(attr_name)
+        if attr is None:
+            return default
+        value = "".join(p for p in attr.value or () if isinstance(p, str)).strip()
+        if attr.value is None or not all(isinstance(p, str) for p in attr.value) or not _IDENT.match(value):
+            self.emit(
+                "TPL012",
+                f"{attr_name} must be a plain variable name",
+                file,
+                attr.loc.span(),
+                hint=f'{attr_name}="{default}"',
+            )
+            return default
+        return value
+
+    def element(self, el: wxml.Element, file: str, path: str, depth: int) -> Node:
+        """One element without its wx:for / wx:if (the caller built those around it)."""
+        tag = el.tag
+        if depth > wxml.MAX_DEPTH:
+            self.emit("TPL018", "the template nests too deeply; the rest is not expanded", file, el.tag_loc.span())
+            return Block(path, [], el.loc.span())
+        if tag == "block":
+            self.check_attributes(el, file)
+            return Block(path, self.sequence(el.children, file, path + ".", depth + 1), el.loc.span())
+        if tag == "template":
+            return self.call(el, file, path, depth)
+        if tag == "slot":
+            self.emit(
+                "TPL004",
+                "<slot> is not supported in cards",
+                file,
+                el.tag_loc.span(),
+                hint="cards have no child components to project content into",
+            )
+        elif tag in SPEC_ONLY_TAGS:
+            self.emit(
+                "TPL002",
+                f"<{tag}> is allowed in cards by WeChat but skillc cannot render it",
+                file,
+                el.tag_loc.span(),
+                hint="skillc renders it as an empty box; check the card in WeChat DevTools",
+            )
+        elif tag not in CARD_TAGS:
+            self.emit(
+                "TPL001",
+                f"<{tag}> is not a card component",
+                file,
+                el.tag_loc.span(),
+                hint="cards use view, text, image, button, scroll-view, block, template, import and include; "
+                "custom components and other built-ins are not available",
+            )
+        node = Element(path, tag, el.loc.span())
+        self.attributes(el, node, file)
+        node.children = self.sequence(el.children, file, path + ".", depth + 1)
+        return node
+
+    def check_attributes(self, el: wxml.Element, file: str) -> None:
+        for attr in el.attributes:
+            if attr.name.startswith("wx:") and attr.name not in _DIRECTIVES:
+                self.unknown_directive(attr, file)
+
+    def unknown_directive(self, attr: wxml.Attribute, file: str) -> None:
+        self.emit(
+            "TPL012",
+            f"unknown directive {attr.name}",
+            file,
+            attr.name_loc.span(),
+            hint="WXML directives are wx:if, wx:elif, wx:else, wx:for, wx:for-item, wx:for-index and wx:key",
+        )
+
+    def attributes(self, el: wxml.Element, node: Element, file: str) -> None:
+        events: list[Event] = []
+        tag = el.tag
+        for attr in el.attributes:
+            name = attr.name
+            if name.startswith("wx:"):
+                if name not in _DIRECTIVES:
+                    self.unknown_directive(attr, file)
+                continue
+            m = _EVENT.match(name)
+            if m is not None:
+                event = self.event(attr, m.group(1), m.group(2), tag, file)
+                if event is not None:
+                    events.append(event)
+                continue
+            if attr.value is None:
+                value: str | bool | Binding = True
+            elif any(isinstance(p, wxml.RawMustache) for p in attr.value):
+                value = self.binding(attr, file)
+            else:
+                value = "".join(p for p in attr.value if isinstance(p, str))
+            if name.startswith("data-") and len(name) > 5:
+                node.dataset[dataset_key(name)] = value if not isinstance(value, bool) else ""
+            elif isinstance(value, Binding):
+                node.bindings[name] = value
+            else:
+                node.attrs[name] = value
+        node.events = tuple(events)
+        if tag == "scroll-view":
+            self.scroll_view(el, file)
+        elif tag == "button" and (open_type := el.attribute("open-type")) is not None:
+            self.emit(
+                "TPL007",
+                "button open-type is not available in cards",
+                file,
+                open_type.loc.span(),
+                hint="handle bindtap and call the API, or send a follow-up message",
+            )
+
+    def scroll_view(self, el: wxml.Element, file: str) -> None:
+        scroll_x = el.attribute("scroll-x")
+        scroll_y = el.attribute("scroll-y")
+        if scroll_y is not None and not _is_false(scroll_y):
+            self.emit(
+                "TPL006",
+                "scroll-view in a card scrolls horizontally only: scroll-y is not supported",
+                file,
+                scroll_y.loc.span(),
+                hint="remove scroll-y; the card's height is fixed and overflow is clipped",
+            )
+        elif scroll_x is None or _is_false(scroll_x):
+            self.emit(
+                "TPL005",
+                "scroll-view in a card needs scroll-x",
+                file,
+                el.tag_loc.span(),
+                hint='add scroll-x="{{true}}"',
+            )
+
+    def event(self, attr: wxml.Attribute, prefix: str, name: str, tag: str, file: str) -> Event | None:
+        allowed = name == "tap" or (tag == "image" and name in ("load", "error"))
+        if prefix not in ("bind", "catch") or not allowed:
+            what = (
+                f"{prefix} is not available in cards"
+                if allowed
+                else f"the {name} event is not delivered to cards"
+                if name != "load" and name != "error"
+                else f"the {name} event is only delivered to <image>"
+            )
+            self.emit(
+                "TPL008",
+                f"{attr.name}: {what}",
+                file,
+                attr.name_loc.span(),
+                hint="cards deliver tap (bindtap / catchtap) and, on <image>, load and error",
+            )
+            return None
+        if attr.value is None:
+            handler: str | Binding = ""
+        elif any(isinstance(p, wxml.RawMustache) for p in attr.value):
+            handler = self.binding(attr, file)
+        else:
+            handler = "".join(p for p in attr.value if isinstance(p, str)).strip()
+        return Event(name, prefix == "catch", handler, attr.name, attr.loc.span())
+
+    def include(self, el: wxml.Element, file: str, prefix: str, start: int, depth: int) -> list[Node]:
+        target = self.resolve(el, file)
+        if target is None:
+            return []
+        if target in self.including or target == file:
+            self.emit(
+                "TPL014",
+                f"<include> of {target} is cyclic: it includes itself through "
+                + " -> ".join([*self.including[self.including.index(target) :], file, target])
+                if target in self.including
+                else f"<include> of {target} is cyclic: the file includes itself",
+                file,
+                el.open_loc.span(),
+            )
+            return []
+        if len(self.including) + len(self.expanding) >= MAX_EXPANSION:
+            self.emit("TPL018", "includes and templates nest too deeply; not expanded", file, el.open_loc.span())
+            return []
+        doc = self.document(target)
+        assert doc is not None
+        self.scope(target)
+        self.including.append(file)
+        try:
+            # Include copies everything but <template> definitions and <wxs>.
+            # Numbered after the includer's own nodes, as if written in its place.
+            return self.sequence(doc.children, target, prefix, depth, start)
+        finally:
+            self.including.pop()
+
+    def call(self, el: wxml.Element, file: str, path: str, depth: int) -> Node:
+        is_attr = el.attribute("is")
+        data_attr = el.attribute("data")
+        self.check_attributes(el, file)
+        data: Mustache | None = None
+        if data_attr is not None and data_attr.value:
+            raws = [p for p in data_attr.value if isinstance(p, wxml.RawMustache)]
+            if len(raws) == 1 and len(data_attr.value) == 1:
+                data = self.mustache(raws[0], file, object_form=True)
+            else:
+                self.emit(
+                    "TPL016",
+                    'template data must be one {{ }} holding an object: data="{{a, b: c, ...d}}"',
+                    file,
+                    data_attr.loc.span(),
+                )
+        if is_attr is None or not is_attr.value:
+            self.emit(
+                "TPL016",
+                "<template> needs name (to define) or is (to use)",
+                file,
+                el.open_loc.span(),
+                hint='<template name="item">...</template> then <template is="item" data="{{...}}"/>',
+            )
+            return Block(path, [], el.loc.span())
+        if any(isinstance(p, wxml.RawMustache) for p in is_attr.value):
+            return TemplateCall(path, self.binding(is_attr, file), data, None, el.loc.span())
+        name = "".join(p for p in is_attr.value if isinstance(p, str)).strip()
+        found = self.scope(file).defs.get(name)
+        if found is None:
+            self.emit(
+                "TPL015",
+                f'no template named "{name}" is defined in this file or imported into it',
+                file,
+                (is_attr.value_loc or is_attr.name_loc).span(),
+                hint='define <template name="..."> here, or <import src="..."/> the file that does',
+            )
+            return TemplateCall(path, name, data, None, el.loc.span())
+        def_el, def_file = found
+        self.register(name, def_el, def_file, depth)
+        key = (def_file, name)
+        if key in self.expanding:
+            return TemplateCall(path, name, data, None, el.loc.span())  # recursive: resolved when rendering
+        if len(self.including) + len(self.expanding) >= MAX_EXPANSION:
+            self.emit("TPL018", "includes and templates nest too deeply; not expanded", file, el.open_loc.span())
+            return TemplateCall(path, name, data, None, el.loc.span())
+        self.expanding.append(key)
+        try:
+            body = self.sequence(def_el.children, def_file, path + ".", depth + 1)
+        finally:
+            self.expanding.pop()
+        return TemplateCall(path, name, data, body, el.loc.span())
+
+    def register(self, name: str, def_el: wxml.Element, def_file: str, depth: int) -> None:
+        if name in self.templates:
+            return
+        placeholder = TemplateDef(name, def_file, [], def_el.loc.span())
+        self.templates[name] = placeholder  # before lowering: a recursive call finds it
+        self.expanding.append((def_file, name))
+        try:
+            placeholder.children = self.sequence(def_el.children, def_file, "", depth + 1)
+        finally:
+            self.expanding.pop()
+
+
+def _collect(
+    nodes: list[wxml.Node],
+    scope: _Scope,
+    file: str,
+    imports: list[wxml.Element] | None,
+    lowering: _Lowering | None,
+) -> None:
+    """Template definitions (and <import> tags) anywhere in a file, in document order."""
+    pending = list(reversed(nodes))
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, wxml.Element):
+            continue
+        if node.tag == "template" and (attr := node.attribute("name")) is not None:
+            name = "".join(p for p in attr.value or () if isinstance(p, str)).strip()
+            if name in scope.defs and lowering is not None:
+                lowering.emit(
+                    "TPL016",
+                    f'template "{name}" is defined twice in this file; the first definition is used',
+                    file,
+                    attr.loc.span(),
+                )
+            elif name:
+                scope.defs[name] = (node, file)
+            continue
+        if node.tag == "import" and imports is not None:
+            imports.append(node)
+        pending.extend(reversed(node.children))
+
+
+def _branch_kind(el: wxml.Element) -> Literal["if", "elif", "else"] | None:
+    for attr in el.attributes:
+        if attr.name == "wx:elif":
+            return "elif"
+        if attr.name == "wx:else":
+            return "else"
+        if attr.name == "wx:if":
+            return "if"
+    return None
+
+
+def _is_false(attr: wxml.Attribute) -> bool:
+    if attr.value is None:
+        return False
+    text = "".join(p if isinstance(p, str) else "{{" + p.source.strip() + "}}" for p in attr.value).strip()
+    return text in ("{{false}}", "false", "")
+
+
+def _join(a: Span, b: Span) -> Span:
+    return Span.model_construct(line=a.line, column=a.column, end_line=b.end_line, end_column=b.end_column)
+
+
+# -- public API ----------------------------------------------------------------------------
+
+
+class _Once(DiagnosticSink):
+    """Forwards each distinct diagnostic once: a template expanded at three places, or lowered
+    both where it is called and as a definition, has its defects reported once."""
+
+    def __init__(self, outer: DiagnosticSink) -> None:
+        super().__init__()
+        self.outer = outer
+        self.seen: set[tuple[str, str | None, str, tuple[int, int, int, int] | None]] = set()
+
+    def emit(
+        self,
+        code: str,
+        message: str,
+        *,
+        file: str | None = None,
+        span: Span | None = None,
+        hint: str | None = None,
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        where = (span.line, span.column, span.end_line, span.end_column) if span is not None else None
+        key = (code, file, message, where)
+        diag = super().emit(code, message, file=file, span=span, hint=hint, severity=severity)
+        if key not in self.seen:
+            self.seen.add(key)
+            self.outer.extend([diag])
+        return diag
+
+
+def lower_document(doc: wxml.Document, *, load: Loader, sink: DiagnosticSink) -> Template:
+    """Lower a parsed WXML file. ``load(path)`` returns another .wxml of the skill, or None."""
+    lowering = _Lowering(load, _Once(sink), doc.file)
+    lowering.docs[doc.file] = doc
+    scope = lowering.scope(doc.file)
+    root = lowering.sequence(doc.children, doc.file, "", 0)
+    # Computed <template is="{{...}}"> can name any template in scope: keep them all.
+    for name, (def_el, def_file) in scope.defs.items():
+        lowering.register(name, def_el, def_file, 0)
+    return Template(doc.file, root, lowering.templates, lowering.dependencies)
+
+
+def lower_component(pkg: SkillPackage, component_name: str, sink: DiagnosticSink) -> Template | None:
+    """Parse and lower components/<name>/index.wxml of ``pkg``; None when there is no such file."""
+    file = f"components/{component_name}/index.wxml"
+    text = pkg.sources.get(file)
+    if text is None:
+        return None
+    doc = wxml.parse_wxml(text, file=file, sink=sink)
+    return lower_document(doc, load=pkg.sources.get, sink=sink)

@@ -1,0 +1,114 @@
+"""The Render IR: the typed tree every host renders from.
+
+``RenderDocument {version, viewport, root}`` wraps a tree of
+``RenderNode {id, type, props, style, events?, children?}``. Styles are resolved (cascade,
+rpx, media queries, inheritance for text), so a host needs no CSS engine. Ids are stable across
+renders: the template position plus the ``wx:key`` of each enclosing loop.
+
+The nodes are slotted dataclasses rather than pydantic models because an evaluation builds
+thousands of them per render; pydantic still owns their schema, validation and JSON form
+through :data:`DOCUMENT_ADAPTER` (``skillc schema render-ir`` prints it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import TypeAdapter
+
+from skillc.ir.viewport import Viewport
+
+RENDER_IR_VERSION = 1
+
+TEXT = "#text"
+"""The type of a text run: text content, inside `<text>` or directly inside any element."""
+
+NodeType = str
+"""`view`, `text`, `image`, `button`, `scroll-view`, or `#text`."""
+
+JsonScalar = str | int | float | bool | None
+
+
+@dataclass(slots=True)
+class EventBinding:
+    """A bound event: the component method to call, whether it stops bubbling, the dataset."""
+
+    handler: str
+    catch: bool = False
+    dataset: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RenderNode:
+    id: str
+    type: NodeType
+    props: dict[str, Any] = field(default_factory=dict)
+    style: dict[str, str] = field(default_factory=dict)
+    events: dict[str, EventBinding] | None = None
+    children: list[RenderNode] | None = None
+
+    @property
+    def text(self) -> str | None:
+        """The text of a `#text` run, None for elements."""
+        value = self.props.get("text") if self.type == TEXT else None
+        return value if isinstance(value, str) else None
+
+    def walk(self) -> Any:
+        """Depth-first, pre-order."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            if node.children:
+                stack.extend(reversed(node.children))
+
+    def find(self, node_id: str) -> RenderNode | None:
+        return next((n for n in self.walk() if n.id == node_id), None)
+
+    def text_content(self) -> str:
+        return "".join(n.text or "" for n in self.walk() if n.type == TEXT)
+
+
+@dataclass(slots=True)
+class RenderDocument:
+    version: Literal[1]
+    viewport: Viewport
+    root: RenderNode
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """Deterministic JSON: sorted keys, absent optional fields omitted, UTF-8 kept."""
+        return json.dumps(to_plain(self), ensure_ascii=False, sort_keys=True, indent=indent)
+
+
+NODE_ADAPTER: TypeAdapter[RenderNode] = TypeAdapter(RenderNode)
+DOCUMENT_ADAPTER: TypeAdapter[RenderDocument] = TypeAdapter(RenderDocument)
+
+
+def node_to_plain(node: RenderNode) -> dict[str, Any]:
+    """A node as plain JSON data; `events` and `children` only when present."""
+    out: dict[str, Any] = {"id": node.id, "type": node.type, "props": node.props, "style": node.style}
+    if node.events:
+        out["events"] = {
+            name: {"handler": e.handler, "catch": e.catch, "dataset": e.dataset} for name, e in node.events.items()
+        }
+    if node.children is not None:
+        out["children"] = [node_to_plain(c) for c in node.children]
+    return out
+
+
+def to_plain(doc: RenderDocument) -> dict[str, Any]:
+    return {"version": doc.version, "viewport": doc.viewport.model_dump(mode="json"), "root": node_to_plain(doc.root)}
+
+
+def from_plain(data: Any) -> RenderDocument:
+    """Validate JSON data (e.g. a host's copy) back into a document."""
+    return DOCUMENT_ADAPTER.validate_python(data)
+
+
+def render_ir_schema() -> dict[str, Any]:
+    schema = DOCUMENT_ADAPTER.json_schema(mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "skillc Render IR"
+    return schema

@@ -1,0 +1,209 @@
+"""The contracts of cards: component actions, card views, and what a call or an event produced.
+
+These are what the MCP server, the debugger and ``skillc run`` consume (docs/components.md).
+Field names are snake_case with camelCase aliases; ``wire()`` gives the JSON form, with the
+Render IR and patches in their own JSON forms (docs/render-ir.md, docs/patches.md).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from skillc.diagnostics import Diagnostic
+from skillc.ir.diff import Patch, patches_to_plain
+from skillc.ir.render import RenderDocument, to_plain
+from skillc.runtime.contracts import ApiCallOutcome, ConsoleEntry
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, arbitrary_types_allowed=True)
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+# -- follow-up message blocks -----------------------------------------------------------------
+
+
+class TextBlock(_Wire):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ApiCallData(_Wire):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApiCallBlock(_Wire):
+    type: Literal["api/call"] = "api/call"
+    data: ApiCallData
+
+
+FollowUpBlock = Annotated[TextBlock | ApiCallBlock, Field(discriminator="type")]
+
+
+# -- component actions ------------------------------------------------------------------------
+
+
+class SendFollowUpMessage(_Wire):
+    """Acts as a user message; its api/call blocks are for the agent (or ``CardHost.follow``) to run."""
+
+    type: Literal["sendFollowUpMessage"] = "sendFollowUpMessage"
+    card_id: str
+    content: list[FollowUpBlock]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def api_calls(self) -> list[ApiCallData]:
+        return [b.data for b in self.content if isinstance(b, ApiCallBlock)]
+
+
+class ApiCallAction(_Wire):
+    """``reapplyApiCall``: run the card's API again with new arguments (through the whole call chain)."""
+
+    type: Literal["api/call"] = "api/call"
+    card_id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class OpenDetailPage(_Wire):
+    type: Literal["openDetailPage"] = "openDetailPage"
+    card_id: str
+    url: str
+
+
+class ExpirePreviousCards(_Wire):
+    """Already applied by the card host; ``expired`` lists the cards it expired."""
+
+    type: Literal["expirePreviousCards"] = "expirePreviousCards"
+    card_id: str
+    component_paths: list[str] | None = None
+    match: str | None = None
+    expired: list[str] = Field(default_factory=list)
+
+
+class ExpireAllCards(_Wire):
+    """``wx.modelContext.expireAllCards`` (from a card or an API); includes the caller; already applied."""
+
+    type: Literal["expireAllCards"] = "expireAllCards"
+    card_id: str | None = None
+    component_paths: list[str] | None = None
+    match: str | None = None
+    expired: list[str] = Field(default_factory=list)
+
+
+class SetRelatedPage(_Wire):
+    type: Literal["setRelatedPage"] = "setRelatedPage"
+    card_id: str
+    path: str | None = None
+    query: str | None = None
+
+
+class TriggerEvent(_Wire):
+    """``this.triggerEvent``: recorded only, a card has no parent component to receive it."""
+
+    type: Literal["triggerEvent"] = "triggerEvent"
+    card_id: str
+    name: str
+    detail: Any = None
+
+
+ComponentAction = Annotated[
+    SendFollowUpMessage
+    | ApiCallAction
+    | OpenDetailPage
+    | ExpirePreviousCards
+    | ExpireAllCards
+    | SetRelatedPage
+    | TriggerEvent,
+    Field(discriminator="type"),
+]
+
+
+# -- cards ------------------------------------------------------------------------------------
+
+
+class Dimensions(_Wire):
+    """What ``getViewContext(this).getDimensions()`` answers: the card's height range at this width."""
+
+    min_height: int
+    max_height: int
+    width: int
+
+
+class CardView(_Wire):
+    card_id: str
+    component_path: str
+    api_name: str
+    session_id: str
+    document: RenderDocument
+    data: dict[str, Any]
+    expired: bool = False
+    expired_text: str | None = None
+    dimensions: Dimensions
+    content_height: float = Field(description="the layout estimate of the rendered height, px")
+    pending_timers: int = 0
+
+    def wire(self) -> dict[str, Any]:
+        out = self.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"document"})
+        out["document"] = to_plain(self.document)
+        return out
+
+
+class FallbackRequest(_Wire):
+    """The data for a generic card when the bound component could not render (or there is none)."""
+
+    structured_content: dict[str, Any]
+    title: str | None = None
+    text: str | None = None
+    reason: str
+    component_path: str | None = None
+
+
+class CallOutcome(_Wire):
+    api: ApiCallOutcome
+    card: CardView | None = None
+    fallback: FallbackRequest | None = None
+    actions: list[ComponentAction] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    console: list[ConsoleEntry] = Field(default_factory=list)
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"api": self.api.wire()}
+        if self.card is not None:
+            out["card"] = self.card.wire()
+        if self.fallback is not None:
+            out["fallback"] = self.fallback.wire()
+        out["actions"] = [a.wire() for a in self.actions]
+        out["diagnostics"] = [d.model_dump(mode="json", exclude_none=True) for d in self.diagnostics]
+        out["console"] = [c.wire() for c in self.console]
+        return out
+
+
+class EventOutcome(_Wire):
+    card_id: str
+    handled: list[str] = Field(default_factory=list, description="the handlers that ran, innermost first")
+    patches: list[Patch] = Field(default_factory=list)
+    actions: list[ComponentAction] = Field(default_factory=list)
+    document: RenderDocument | None = None
+    content_height: float = 0.0
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    console: list[ConsoleEntry] = Field(default_factory=list)
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"cardId": self.card_id, "handled": self.handled}
+        out["patches"] = patches_to_plain(self.patches)
+        out["actions"] = [a.wire() for a in self.actions]
+        if self.document is not None:
+            out["document"] = to_plain(self.document)
+        out["contentHeight"] = self.content_height
+        out["diagnostics"] = [d.model_dump(mode="json", exclude_none=True) for d in self.diagnostics]
+        out["console"] = [c.wire() for c in self.console]
+        return out

@@ -1,0 +1,94 @@
+"""Runtime configuration: limits, the wx.request allow list, identity, and where state lives."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillc.runtime.contracts import RiskLevel
+
+STATE_DIR_ENV = "SKILLC_STATE_DIR"
+STATE_FILE = "state.sqlite3"
+
+
+def default_state_dir() -> Path:
+    """``$SKILLC_STATE_DIR``, else ``$XDG_STATE_HOME/skillc``, else ``~/.local/state/skillc``."""
+    explicit = os.environ.get(STATE_DIR_ENV)
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "state"
+    return base / "skillc"
+
+
+class Identity(BaseModel):
+    """The DIDs the runtime answers with when a call does not name its own."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_did: str = "did:example:user"
+    agent_did: str = "did:example:agent"
+    merchant_did: str = "did:example:merchant"
+
+
+class DeviceInfo(BaseModel):
+    """What ``wx.getDeviceInfo`` answers (the keys of the mini-program API)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    brand: str = "skillc"
+    model: str = "skillc runtime"
+    system: str = "skillc"
+    platform: str = "devtools"
+    memory_size: int = Field(default=4096, alias="memorySize")
+    benchmark_level: int = Field(default=1, alias="benchmarkLevel")
+    abi: str = "skillc"
+
+
+class AppBaseInfo(BaseModel):
+    """What ``wx.getAppBaseInfo`` answers: a WeChat that supports AI mode."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sdk_version: str = Field(default="3.16.1", alias="SDKVersion")
+    version: str = "8.0.74"
+    language: str = "zh_CN"
+    theme: str = "light"
+    enable_debug: bool = Field(default=False, alias="enableDebug")
+    host: dict[str, str] = Field(default_factory=lambda: {"appId": "skillc"})
+
+
+DeadlineMode = Literal["auto", "interrupt", "process"]
+
+
+class RuntimeConfig(BaseModel):
+    """Every knob of the API VM. The defaults are the AI-mode limits."""
+
+    model_config = ConfigDict(frozen=True)
+
+    state_dir: Path = Field(default_factory=default_state_dir)
+    timeout_s: float = Field(default=300.0, gt=0, description="shared by middleware and handler")
+    memory_limit: int = Field(default=64 << 20, ge=4 << 20)
+    # 2-4 MB: deep enough for real recursion, well inside a glibc thread's 8 MB stack.
+    stack_size: int = Field(default=4 << 20, ge=1 << 20, le=4 << 20)
+    workers: int = Field(default=2, ge=1)
+    deadline_mode: DeadlineMode = "auto"
+    allowed_hosts: tuple[str, ...] = ()
+    request_timeout_s: float = Field(default=30.0, gt=0)
+    request_max_bytes: int = Field(default=5 << 20, gt=0)
+    storage_key_max_bytes: int = 1 << 20
+    storage_total_max_bytes: int = 10 << 20
+    max_console_entries: int = 500
+    max_console_text: int = 8192
+    risk_overrides: dict[str, RiskLevel] = Field(default_factory=dict, description="API name -> risk level")
+    default_risk: RiskLevel = RiskLevel.L0
+    identity: Identity = Field(default_factory=Identity)
+    device: DeviceInfo = Field(default_factory=DeviceInfo)
+    app: AppBaseInfo = Field(default_factory=AppBaseInfo)
+
+    @property
+    def state_file(self) -> Path:
+        return self.state_dir / STATE_FILE

@@ -1,0 +1,335 @@
+"""The QuickJS engine every VM builds on: one locked-down context, used by one thread.
+
+A :class:`JsSession` owns a fresh ``quickjs.Context`` with a memory limit, a 2-4 MB stack, a
+wall-clock :class:`Deadline` (interrupt handler, tripped by time or by another thread), ``eval`` and
+the Function constructors removed, and a structured console. Only JSON strings cross the boundary
+(the binding mangles big ints, dicts and NUL bytes); host functions never raise into JS, they answer
+``{ok, value | error}``. Async host calls (``wx.request``, timers, async storage) run as coroutines on
+the caller's asyncio loop; their replies settle JS promises by id while this thread drains jobs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Literal, Protocol
+
+import quickjs
+from pydantic import BaseModel, ValidationError
+
+from skillc.runtime.contracts import ConsoleEntry
+from skillc.runtime.native import Deadline, NativeContext
+
+FaultKind = Literal["timeout", "memory", "stack", "stalled", "error"]
+
+
+class JsFault(Exception):
+    """The context cannot go on: deadline, memory or stack exhausted, or nothing left to wait for."""
+
+    def __init__(self, kind: FaultKind, message: str) -> None:
+        super().__init__(message)
+        self.kind: FaultKind = kind
+        self.message = message
+
+
+class HostReply(BaseModel):
+    """The only shape a host function answers with."""
+
+    ok: bool
+    value: Any = None
+    error: str | None = None
+
+    @classmethod
+    def fail(cls, error: str) -> HostReply:
+        return cls(ok=False, error=error)
+
+
+class HostFunctions(Protocol):
+    """What a VM offers its context: named sync and async host calls taking JSON-decoded args."""
+
+    def call_sync(self, name: str, args: Any) -> HostReply: ...
+
+    def call_async(self, name: str, args: Any) -> Coroutine[Any, Any, HostReply]: ...
+
+
+@dataclass(frozen=True)
+class EngineLimits:
+    memory_limit: int
+    stack_size: int
+    max_console_entries: int = 500
+    max_console_text: int = 8192
+
+
+@cache
+def script(name: str) -> str:
+    """One of the runtime's own JS files (skillc/runtime/js/)."""
+    return (resources.files("skillc.runtime") / "js" / name).read_text(encoding="utf-8")
+
+
+class _ConsoleIn(BaseModel):
+    level: Literal["log", "info", "warn", "error", "debug"]
+    text: str
+    args: list[Any]
+    at: dict[str, Any] | None = None
+
+
+def classify(text: str) -> FaultKind:
+    if "interrupted" in text:
+        return "timeout"
+    if "out of memory" in text or text.strip() in ("null", "null\nundefined"):
+        return "memory"
+    if "Maximum call stack size exceeded" in text or "stack overflow" in text:
+        return "stack"
+    return "error"
+
+
+class BackgroundLoop:
+    """An asyncio loop on its own daemon thread, where async host calls run.
+
+    The VM thread blocks on their futures, so the loop must never be the VM's own thread; owning
+    one per runtime keeps the VM independent of whoever called it (a server loop, or none).
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="skillc-host-loop", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(5.0)
+        if not self.loop.is_running():
+            self.loop.close()
+
+
+class JsSession:
+    """One context. Create it, use it and close it on the same thread."""
+
+    def __init__(
+        self,
+        host: HostFunctions,
+        limits: EngineLimits,
+        deadline: Deadline,
+        loop: asyncio.AbstractEventLoop | None,
+        *,
+        native: bool,
+    ) -> None:
+        self._thread = threading.get_ident()
+        self._host = host
+        self._limits = limits
+        self.deadline = deadline
+        self._loop = loop
+        self.console: list[ConsoleEntry] = []
+        self._console_dropped = 0
+        self._outbox: list[tuple[int, str, Any]] = []
+        self._inflight: dict[concurrent.futures.Future[HostReply], tuple[int, str]] = {}
+        self._next_id = 1
+        ctx = quickjs.Context()
+        ctx.set_memory_limit(limits.memory_limit)
+        ctx.set_max_stack_size(limits.stack_size)
+        self._ctx = ctx
+        self._native: NativeContext | None = None
+        if native:
+            self._native = NativeContext(ctx)
+            self._native.set_deadline(deadline)
+        ctx.add_callable("__skillc_host_sync", self._host_sync)
+        ctx.add_callable("__skillc_host_async", self._host_async)
+        ctx.add_callable("__skillc_console", self._console)
+        error = self.run_script(script("prelude.js"), "skillc:prelude.js")
+        if error is not None:
+            raise JsFault(classify(error), f"the engine prelude failed: {error}")
+        self._pick = ctx.get("__skillc_pick")
+        self._settle = self.pick("settle")
+
+    # -- scripts and driver functions ------------------------------------------------------
+
+    def run_script(self, source: str, filename: str) -> str | None:
+        """Evaluate a script; None on success, else the error text (file names are real when native)."""
+        self._check_thread()
+        if self._native is not None:
+            return self._native.eval_named(source, filename)
+        try:
+            self._ctx.eval(source)
+        except quickjs.JSException as exc:
+            return str(exc)
+        except ValueError as exc:  # the binding refuses sources with NUL bytes
+            return f"SyntaxError: {exc}"
+        return None
+
+    def pick(self, name: str) -> Any:
+        """A driver function the prelude or a VM script exported (only Python holds these)."""
+        return self._pick(name)
+
+    def seal(self) -> None:
+        """Drop the globals that lead to driver functions; call before any skill code runs."""
+        self.call(self._ctx.eval, "delete globalThis.__skillc_pick; delete globalThis.__skillc_internal")
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call into JS; a failure that ends the context becomes a :class:`JsFault`."""
+        self._check_thread()
+        try:
+            return fn(*args)
+        except quickjs.JSException as exc:
+            text = str(exc)
+            kind: FaultKind = "stack" if isinstance(exc, quickjs.StackOverflow) else classify(text)
+            if kind == "timeout" or self.deadline.expired():
+                raise JsFault("timeout", "the deadline passed") from None
+            raise JsFault(kind, text) from None
+
+    # -- the job queue and async host calls ---------------------------------------------------
+
+    def drain(self) -> None:
+        while self.call(self._ctx.execute_pending_job):
+            pass
+
+    def pump(self, done: Callable[[], bool]) -> None:
+        """Run jobs and async host calls until ``done()``; raises :class:`JsFault` otherwise."""
+        while True:
+            self.drain()
+            if done():
+                return
+            self._flush_outbox()
+            if not self._inflight:
+                raise JsFault("stalled", "the returned promise never settled and no host call is pending")
+            self._wait_some()
+
+    def _flush_outbox(self) -> None:
+        for call_id, name, args in self._outbox:
+            if self._loop is None:
+                self.call(self._settle, call_id, HostReply.fail("async host calls are unavailable").model_dump_json())
+                continue
+            future = asyncio.run_coroutine_threadsafe(self._host.call_async(name, args), self._loop)
+            self._inflight[future] = (call_id, name)
+        self._outbox.clear()
+
+    def _wait_some(self) -> None:
+        while not self.deadline.expired():
+            slice_s = min(self.deadline.remaining(), 0.05)  # short slices: a trip from another thread is seen
+            done, _ = concurrent.futures.wait(
+                list(self._inflight), timeout=slice_s, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            if not done:
+                continue
+            for future in done:
+                self._settle_one(future)
+            return
+        raise JsFault("timeout", "the deadline passed")
+
+    def _settle_one(self, future: concurrent.futures.Future[HostReply]) -> None:
+        call_id, _name = self._inflight.pop(future)
+        try:
+            reply = future.result()
+        except Exception as err:  # a host coroutine bug must not take the call down
+            reply = HostReply.fail(f"internal error: {type(err).__name__}")
+        self.call(self._settle, call_id, reply.model_dump_json())
+
+    def pump_idle(self, waits: Callable[[str], bool]) -> None:
+        """Run jobs and async host calls until no call that ``waits(name)`` holds back is in flight.
+
+        A long-lived context (a card) must return between events while its timers sleep: those
+        stay in flight and are settled by a later ``pump_idle`` once they are done.
+        """
+        while True:
+            self.drain()
+            self._flush_outbox()
+            done = [f for f in self._inflight if f.done()]
+            for future in done:
+                self._settle_one(future)
+            if done:
+                continue
+            if not any(waits(name) for _id, name in self._inflight.values()):
+                return
+            self._wait_some()
+
+    @property
+    def pending_host_calls(self) -> int:
+        return len(self._inflight)
+
+    def renew(self, deadline: Deadline) -> None:
+        """A new deadline for the next slice of work (a long-lived context gets one per event)."""
+        self._check_thread()
+        self.deadline = deadline
+        if self._native is not None:
+            self._native.set_deadline(deadline)
+
+    # -- host callables (called by JS; must never raise) -----------------------------------
+
+    def _host_sync(self, name: Any, args_json: Any) -> str:
+        try:
+            reply = self._host.call_sync(str(name), json.loads(str(args_json)))
+        except Exception as err:
+            reply = HostReply.fail(f"internal error: {type(err).__name__}")
+        return reply.model_dump_json()
+
+    def _host_async(self, name: Any, args_json: Any) -> int:
+        try:
+            args = json.loads(str(args_json))
+        except ValueError:
+            args = None
+        call_id = self._next_id
+        self._next_id += 1
+        self._outbox.append((call_id, str(name), args))
+        return call_id
+
+    def _console(self, entry_json: Any) -> None:
+        try:
+            if len(self.console) >= self._limits.max_console_entries:
+                self._console_dropped += 1
+                return
+            raw = _ConsoleIn.model_validate_json(str(entry_json))
+            text = raw.text
+            cap = self._limits.max_console_text
+            args = raw.args
+            if len(text) > cap:
+                text = text[:cap] + f"... ({len(raw.text) - cap} more characters)"
+                args = []
+            at = raw.at or {}
+            self.console.append(
+                ConsoleEntry(
+                    level=raw.level,
+                    text=text,
+                    args=args,
+                    file=at.get("file"),
+                    line=at.get("line"),
+                    column=at.get("column"),
+                    timestamp=int(time.time() * 1000),
+                )
+            )
+        except (ValidationError, ValueError):
+            pass
+
+    def finish_console(self) -> list[ConsoleEntry]:
+        """The captured console, with a note when entries were dropped at the cap."""
+        if self._console_dropped:
+            self.console.append(
+                ConsoleEntry(
+                    level="warn",
+                    text=f"console output truncated: {self._console_dropped} more entries were dropped",
+                    timestamp=int(time.time() * 1000),
+                )
+            )
+            self._console_dropped = 0
+        return self.console
+
+    # -- lifetime --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        for future in self._inflight:
+            future.cancel()
+        self._inflight.clear()
+        if self._native is not None:
+            self._native.release()
+            self._native = None
+
+    def _check_thread(self) -> None:
+        if threading.get_ident() != self._thread:
+            # Two threads in one context segfault; this is a programming error, not user input.
+            raise RuntimeError("a JsSession is used from a thread other than the one that created it")

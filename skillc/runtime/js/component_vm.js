@@ -1,0 +1,304 @@
+// The Atomic Component VM: Component({...}) and the one card instance of this context.
+// setData updates this.data at once (as in WeChat) and queues the change as JSON; Python takes
+// the queue after each slice, re-renders only what depends on the changed paths, and diffs.
+// Notification handlers, lifetimes and event handlers report their exceptions as values, so
+// Python can fall back to a generic card instead of showing a broken one.
+(function (I, global) {
+  'use strict';
+  const { parse, stringify } = JSON;
+  const keysOf = Object.keys;
+  const isArray = Array.isArray;
+  const freeze = Object.freeze;
+
+  const NotificationType = freeze({ Input: 'Input', Result: 'Result', Expire: 'Expire', Overflow: 'Overflow' });
+  const MAX_OBSERVER_DEPTH = 16;
+
+  let def = null;
+  let inst = null;
+  let pending = new Map(); // setData key -> value as JSON; re-set keys move to the end (order of last write)
+  let callbacks = [];
+  let errors = []; // exceptions of async handlers and setData callbacks, as described errors
+  const listeners = new Map(); // notification type -> [fn]
+  let observerDepth = 0;
+
+  function describeAt(phase, e) {
+    const d = I.describe(e);
+    d.phase = phase;
+    return d;
+  }
+
+  // -- paths: 'a.b', 'list[2].price' ------------------------------------------------------
+  const segRe = /\[(\d+)\]|\.?([^.[\]]+)/y;
+  function parsePath(key) {
+    const out = [];
+    segRe.lastIndex = 0;
+    while (segRe.lastIndex < key.length) {
+      const at = segRe.lastIndex;
+      const m = segRe.exec(key);
+      if (m === null || (at === 0 && key[0] === '.')) return null;
+      out.push(m[1] !== undefined ? +m[1] : m[2]);
+    }
+    return out.length ? out : null;
+  }
+  function setPath(root, path, value) {
+    let node = root;
+    for (let i = 0; i < path.length - 1; i++) {
+      let child = node[path[i]];
+      if (child === null || typeof child !== 'object') {
+        child = typeof path[i + 1] === 'number' ? [] : {};
+        node[path[i]] = child;
+      }
+      node = child;
+    }
+    node[path[path.length - 1]] = value;
+  }
+  function getPath(root, text) {
+    const path = parsePath(text);
+    let node = root;
+    if (path === null) return undefined;
+    for (const seg of path) {
+      if (node === null || node === undefined) return undefined;
+      node = node[seg];
+    }
+    return node;
+  }
+  function startsWithPath(longer, shorter) {
+    if (shorter.length > longer.length) return false;
+    for (let i = 0; i < shorter.length; i++) if (String(longer[i]) !== String(shorter[i])) return false;
+    return true;
+  }
+
+  // -- observers ----------------------------------------------------------------------------
+  function runObservers(changed) {
+    const observers = def.observers;
+    if (!observers || typeof observers !== 'object' || observerDepth >= MAX_OBSERVER_DEPTH) return;
+    observerDepth++;
+    try {
+      for (const spec of keysOf(observers)) {
+        const fn = observers[spec];
+        if (typeof fn !== 'function') continue;
+        const fields = spec.split(',').map(function (f) { return f.trim(); });
+        let hit = false;
+        for (const field of fields) {
+          if (field === '**') { hit = true; break; }
+          const deep = field.endsWith('.**');
+          const p = parsePath(deep ? field.slice(0, -3) : field);
+          if (p === null) continue;
+          for (const c of changed) {
+            if (startsWithPath(c, p) || (!deep && startsWithPath(p, c)) || (deep && startsWithPath(p, c))) { hit = true; break; }
+          }
+          if (hit) break;
+        }
+        if (!hit) continue;
+        const values = fields.map(function (f) {
+          if (f === '**') return inst.data;
+          return getPath(inst.data, f.endsWith('.**') ? f.slice(0, -3) : f);
+        });
+        fn.apply(inst, values);
+      }
+    } finally {
+      observerDepth--;
+    }
+  }
+
+  // -- the instance ---------------------------------------------------------------------------
+  function setData(obj, callback) {
+    if (obj === null || typeof obj !== 'object' || isArray(obj)) throw new TypeError('setData expects an object');
+    const changed = [];
+    for (const key of keysOf(obj)) {
+      const value = obj[key];
+      if (value === undefined) {
+        I.callSync('card.warn', { code: 'CMPVM007', message: 'setData: the value of "' + key + '" is undefined; the key is ignored' });
+        continue;
+      }
+      const path = parsePath(key);
+      if (path === null) {
+        I.callSync('card.warn', { code: 'CMPVM007', message: 'setData: "' + key + '" is not a data path; the key is ignored' });
+        continue;
+      }
+      let json = stringify(value);
+      if (json === undefined) json = 'null'; // a function or symbol: JSON (and so the card) sees null
+      setPath(inst.data, path, parse(json));
+      pending.delete(key);
+      pending.set(key, json);
+      changed.push(path);
+    }
+    if (typeof callback === 'function') callbacks.push(callback);
+    if (changed.length) runObservers(changed);
+  }
+
+  function defaultFor(type) {
+    if (type === String) return '';
+    if (type === Number) return 0;
+    if (type === Boolean) return false;
+    if (type === Array) return [];
+    if (type === Object) return null;
+    return null;
+  }
+
+  function callbacksOf(o) {
+    return typeof o.success === 'function' || typeof o.fail === 'function' || typeof o.complete === 'function';
+  }
+  // A host-validated card call in the mini-program convention: callbacks, or a promise.
+  function cardCall(api, name, args, o) {
+    const r = I.callSync(name, args);
+    const res = r.ok ? Object.assign({}, r.value || {}, { errMsg: api + ':ok' }) : { errMsg: api + ':fail ' + r.error };
+    if (callbacksOf(o)) {
+      if (r.ok && typeof o.success === 'function') o.success(res);
+      if (!r.ok && typeof o.fail === 'function') o.fail(res);
+      if (typeof o.complete === 'function') o.complete(res);
+      return undefined;
+    }
+    return r.ok ? Promise.resolve(res) : Promise.reject(res);
+  }
+  function on(type, fn) {
+    if (typeof fn !== 'function') throw new TypeError('on(' + String(type) + ', fn) expects a function');
+    const list = listeners.get(String(type)) || [];
+    list.push(fn);
+    listeners.set(String(type), list);
+  }
+  function off(type, fn) {
+    const list = listeners.get(String(type));
+    if (!list) return;
+    listeners.set(String(type), fn === undefined ? [] : list.filter(function (f) { return f !== fn; }));
+  }
+
+  const modelCtx = freeze({
+    on: on,
+    off: off,
+    sendFollowUpMessage: function (opts) {
+      const o = opts || {};
+      return cardCall('sendFollowUpMessage', 'card.followUp', { content: o.content === undefined ? null : o.content }, o);
+    },
+    reapplyApiCall: function (opts) {
+      const o = opts || {};
+      return cardCall('reapplyApiCall', 'card.reapply', { arguments: o.arguments === undefined ? null : o.arguments }, o);
+    },
+    updateModelContext: function (opts) {
+      const o = opts || {};
+      return cardCall('updateModelContext', 'card.updateModelContext', { content: o.content === undefined ? null : o.content }, o);
+    },
+  });
+  const viewCtx = freeze({
+    on: on,
+    off: off,
+    getDimensions: function () { return I.callSync('card.dimensions', {}).value; },
+    expirePreviousCards: function (opts) {
+      const o = opts || {};
+      return cardCall('expirePreviousCards', 'card.expirePrevious', { componentPaths: o.componentPaths, match: o.match }, o);
+    },
+    setRelatedPage: function (opts) {
+      const o = opts || {};
+      return cardCall('setRelatedPage', 'card.setRelatedPage', { path: o.path, query: o.query }, o);
+    },
+    openDetailPage: function (opts) {
+      const o = opts || {};
+      return cardCall('openDetailPage', 'card.openDetailPage', { url: o.url, path: o.path, query: o.query }, o);
+    },
+    preloadDetailPage: function (opts) { return cardCall('preloadDetailPage', 'card.noop', {}, opts || {}); },
+    updateModelContext: modelCtx.updateModelContext,
+  });
+
+  I.bootComponent = function (dynamic) {
+    const wx = I.makeWx({ network: dynamic });
+    wx.modelContext.NotificationType = NotificationType;
+    wx.modelContext.getContext = function () { return modelCtx; };
+    wx.modelContext.getViewContext = function () { return viewCtx; };
+    Object.defineProperty(global, 'wx', { value: I.freezeHost(wx), writable: false, configurable: false, enumerable: true });
+    if (dynamic) I.installTimers();
+    const Component = function Component(options) {
+      if (def !== null) throw new Error('Component() was called more than once');
+      if (options === null || typeof options !== 'object') throw new TypeError('Component() expects an object');
+      def = options;
+    };
+    Object.defineProperty(global, 'Component', { value: Component, writable: false, configurable: false, enumerable: false });
+  };
+
+  // -- driver functions (Python calls these; each returns '' or a described error as JSON) ---
+  function guard(phase, fn) {
+    try {
+      const r = fn();
+      if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
+        r.then(undefined, function (e) { errors.push(describeAt(phase, e)); });
+      }
+      return '';
+    } catch (e) {
+      return stringify(describeAt(phase, e));
+    }
+  }
+
+  I.create = function () {
+    if (def === null) {
+      return stringify({ name: 'Error', message: 'index.js did not call Component({...})', stack: '', at: null, phase: 'load' });
+    }
+    return guard('created', function () {
+      const data = def.data && typeof def.data === 'object' ? parse(stringify(def.data)) : {};
+      const props = def.properties && typeof def.properties === 'object' ? def.properties : {};
+      for (const k of keysOf(props)) {
+        if (k in data) continue;
+        const p = props[k];
+        const v = p !== null && typeof p === 'object' && 'value' in p ? p.value : defaultFor(p !== null && typeof p === 'object' ? p.type : p);
+        data[k] = v === undefined ? null : parse(stringify(v) || 'null');
+      }
+      inst = {
+        is: '',
+        id: '',
+        dataset: {},
+        data: data,
+        properties: data,
+        setData: setData,
+        triggerEvent: function (name, detail) { I.callSync('card.trigger', { name: String(name), detail: detail === undefined ? null : detail }); },
+        createSelectorQuery: function () { throw new Error('createSelectorQuery is not available in skillc cards'); },
+      };
+      const methods = def.methods && typeof def.methods === 'object' ? def.methods : {};
+      for (const k of keysOf(methods)) if (typeof methods[k] === 'function') inst[k] = methods[k];
+      return lifetime('created');
+    });
+  };
+
+  function lifetime(name) {
+    const lt = def.lifetimes && typeof def.lifetimes[name] === 'function' ? def.lifetimes[name] : def[name];
+    return typeof lt === 'function' ? lt.call(inst) : undefined;
+  }
+  I.lifetime = function (name) { return guard(name, function () { return lifetime(name); }); };
+
+  I.notify = function (type, payloadJson) {
+    const list = (listeners.get(type) || []).slice();
+    for (const fn of list) {
+      const err = guard(type, function () { return fn.call(inst, parse(payloadJson)); });
+      if (err !== '') return err;
+    }
+    return '';
+  };
+
+  I.event = function (handler, eventJson) {
+    const fn = inst[handler];
+    if (typeof fn !== 'function') return stringify({ name: 'TypeError', message: 'the component has no method "' + handler + '"', stack: '', at: null, phase: 'missing' });
+    return guard('event', function () { return fn.call(inst, parse(eventJson)); });
+  };
+
+  I.take = function () {
+    const parts = [];
+    for (const [key, json] of pending) parts.push('[' + stringify(key) + ',' + json + ']');
+    pending = new Map();
+    const errs = errors;
+    errors = [];
+    return '{"changes":[' + parts.join(',') + '],"errors":' + stringify(errs) + ',"callbacks":' + callbacks.length + '}';
+  };
+  I.runCallbacks = function () {
+    const list = callbacks;
+    callbacks = [];
+    for (const cb of list) {
+      try { cb.call(inst); } catch (e) { errors.push(describeAt('setData callback', e)); }
+    }
+  };
+  I.snapshot = function () { return stringify(inst.data); };
+  I.restore = function (dataJson) {
+    const data = parse(dataJson);
+    inst.data = data;
+    inst.properties = data;
+    pending = new Map();
+    callbacks = [];
+  };
+  I.stopTimers = function () { if (typeof I.clearTimers === 'function') I.clearTimers(); };
+})(globalThis.__skillc_internal, globalThis);

@@ -1,0 +1,94 @@
+// The wx.* surface shared by the API VM and the Component VM. Every call goes to a Python host
+// function that decides what is allowed; this file only adapts the mini-program calling
+// conventions (callbacks or a promise, {errMsg}, the Sync forms).
+(function (I) {
+  'use strict';
+  const callSync = I.callSync;
+  const callAsync = I.callAsync;
+  const assign = Object.assign;
+
+  function hasCallbacks(o) {
+    return typeof o.success === 'function' || typeof o.fail === 'function' || typeof o.complete === 'function';
+  }
+  // api: the wx name for errMsg; name: the host function; pick(opts): the JSON the host receives.
+  function asyncApi(api, name, pick) {
+    return function (opts) {
+      const o = opts || {};
+      const p = callAsync(name, pick(o)).then(function (r) {
+        if (r.ok) return assign({}, r.value, { errMsg: api + ':ok' });
+        throw { errMsg: api + ':fail ' + r.error };
+      });
+      if (!hasCallbacks(o)) return p;
+      p.then(function (res) {
+        if (typeof o.success === 'function') o.success(res);
+        if (typeof o.complete === 'function') o.complete(res);
+      }, function (err) {
+        if (typeof o.fail === 'function') o.fail(err);
+        if (typeof o.complete === 'function') o.complete(err);
+      });
+      return undefined;
+    };
+  }
+  function sync(api, name, args) {
+    const r = callSync(name, args);
+    if (!r.ok) throw new Error(api + ':fail ' + r.error);
+    return r.value;
+  }
+
+  I.makeWx = function (features) {
+    const wx = {
+      setStorage: asyncApi('setStorage', 'storage.set', function (o) { return { key: o.key, data: o.data }; }),
+      getStorage: asyncApi('getStorage', 'storage.get', function (o) { return { key: o.key }; }),
+      removeStorage: asyncApi('removeStorage', 'storage.remove', function (o) { return { key: o.key }; }),
+      clearStorage: asyncApi('clearStorage', 'storage.clear', function () { return {}; }),
+      getStorageInfo: asyncApi('getStorageInfo', 'storage.info', function () { return {}; }),
+      setStorageSync: function (key, data) { sync('setStorageSync', 'storage.set', { key: key, data: data }); },
+      getStorageSync: function (key) {
+        const r = callSync('storage.get', { key: key });
+        if (r.ok) return r.value.data;
+        if (r.error === 'data not found') return '';
+        throw new Error('getStorageSync:fail ' + r.error);
+      },
+      removeStorageSync: function (key) { sync('removeStorageSync', 'storage.remove', { key: key }); },
+      clearStorageSync: function () { sync('clearStorageSync', 'storage.clear', {}); },
+      getStorageInfoSync: function () { return sync('getStorageInfoSync', 'storage.info', {}); },
+      getDeviceInfo: function () { return sync('getDeviceInfo', 'device.info', {}); },
+      getAppBaseInfo: function () { return sync('getAppBaseInfo', 'app.info', {}); },
+      modelContext: {
+        getSessionId: function () { return sync('getSessionId', 'session.id', {}); },
+        expireAllCards: function (opts) {
+          const o = opts || {};
+          sync('expireAllCards', 'cards.expireAll',
+            { componentPaths: o.componentPaths, componentPath: o.componentPath, match: o.match });
+          const res = { errMsg: 'expireAllCards:ok' };
+          if (typeof o.success === 'function') o.success(res);
+          if (typeof o.complete === 'function') o.complete(res);
+        },
+      },
+    };
+    if (features.network) {
+      wx.request = asyncApi('request', 'request', function (o) {
+        return { url: o.url, method: o.method, data: o.data, header: o.header, timeout: o.timeout,
+          dataType: o.dataType, responseType: o.responseType };
+      });
+      wx.login = asyncApi('login', 'login', function () { return {}; });
+      wx.checkSession = asyncApi('checkSession', 'checkSession', function () { return {}; });
+    }
+    wx.canIUse = function (name) {
+      let node = wx;
+      for (const part of String(name).split('.')) {
+        if (node === null || typeof node !== 'object' || !(part in node)) return false;
+        node = node[part];
+      }
+      return true;
+    };
+    return wx;
+  };
+
+  // Freeze the host objects (wx and its namespaces) so skill code cannot swap a host API for
+  // another module; the functions themselves are not walked (that costs more than a call).
+  I.freezeHost = function (o) {
+    for (const k of Object.keys(o)) if (o[k] !== null && typeof o[k] === 'object') Object.freeze(o[k]);
+    return Object.freeze(o);
+  };
+})(globalThis.__skillc_internal);

@@ -1,0 +1,409 @@
+"""The one call chain every API call goes through, from the CLI, the MCP server or a card's api/call.
+
+    declared? -> inputSchema (defaults) -> risk: approval for L3/L4 -> VM (fresh context on a worker
+    thread, middleware + handler under one deadline) -> AtomicApiResult rules -> outputSchema (warn)
+    -> audit record for L2+
+
+Each step that fails produces an ``isError`` result and a diagnostic; nothing raises on what a skill
+or a caller sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+from skillc.diagnostics import Diagnostic, Span
+from skillc.frontend.manifest import ApiSpec
+from skillc.frontend.package import SkillPackage
+from skillc.runtime.apivm import SkillCode, VmRun, run_api
+from skillc.runtime.audit import AuditLog, arguments_digest
+from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.contracts import (
+    ApiCallContext,
+    ApiCallOutcome,
+    ApprovalRequest,
+    AtomicApiResult,
+    AuditOutcome,
+    AuditRecord,
+    LoadReport,
+    RiskLevel,
+)
+from skillc.runtime.engine import BackgroundLoop
+from skillc.runtime.guard import make_job, run_guarded
+from skillc.runtime.host import runtime_diagnostic
+from skillc.runtime.native import Deadline, self_check
+from skillc.runtime.result import normalise
+from skillc.runtime.schema import SchemaCheck
+from skillc.runtime.storage import Storage
+
+Approver = Callable[[ApprovalRequest], bool | Awaitable[bool]]
+
+
+def _span(line: int | None, column: int | None) -> Span | None:
+    return Span.point(line, column or 1) if line and line >= 1 else None
+
+
+def _at(code: str, message: str, file: str | None = None, span: Span | None = None) -> Diagnostic:
+    d = runtime_diagnostic(code, message, file=file)
+    return d.model_copy(update={"span": span}) if span else d
+
+
+def _sentence(message: str) -> str:
+    return message + "."
+
+
+class ApiRuntime:
+    """Runs the atomic APIs of one loaded skill. Share one per skill; calls may run concurrently."""
+
+    def __init__(
+        self, package: SkillPackage, config: RuntimeConfig | None = None, *, approver: Approver | None = None
+    ) -> None:
+        self.package = package
+        self.config = config or RuntimeConfig()
+        self.approver = approver
+        self.code = SkillCode.of(package)
+        self.storage = Storage(
+            self.config.state_file,
+            key_max_bytes=self.config.storage_key_max_bytes,
+            total_max_bytes=self.config.storage_total_max_bytes,
+        )
+        self.audit = AuditLog(self.config.state_file)
+        self.diagnostics: list[Diagnostic] = []
+        self.mode = self._deadline_mode()
+        self._executor = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="skillc-js")
+        self._host_loop = BackgroundLoop()
+        self._inputs: dict[str, SchemaCheck] = {}
+        self._outputs: dict[str, SchemaCheck] = {}
+
+    def _deadline_mode(self) -> str:
+        if self.config.deadline_mode != "auto":
+            return self.config.deadline_mode
+        check = self_check()
+        if check.ok:
+            return "interrupt"
+        self.diagnostics.append(
+            runtime_diagnostic(
+                "RUN023",
+                f"the in-process deadline failed its self-check ({check.reason}); calls run in guard processes",
+                hint="pin quickjs-ng to the version in pyproject.toml",
+            )
+        )
+        return "process"
+
+    # -- the public surface --------------------------------------------------------------------
+
+    def context(
+        self,
+        api_name: str = "",
+        arguments: dict[str, Any] | None = None,
+        *,
+        user_did: str | None = None,
+        session_id: str | None = None,
+    ) -> ApiCallContext:
+        """A call context from the configured identity (what the CLI uses)."""
+        ident = self.config.identity
+        return ApiCallContext(
+            user_did=user_did or ident.user_did,
+            agent_did=ident.agent_did,
+            merchant_did=ident.merchant_did,
+            skill_id=self.package.name,
+            session_id=session_id or f"session-{uuid.uuid4().hex[:16]}",
+            api_name=api_name,
+            arguments=arguments or {},
+        )
+
+    async def call(
+        self,
+        api_name: str,
+        arguments: Any = None,
+        context: ApiCallContext | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> ApiCallOutcome:
+        """Run one call: approval on the caller's loop, the VM on a worker thread."""
+        chain = self._prepare(api_name, arguments, context)
+        if isinstance(chain, ApiCallOutcome):
+            return chain
+        if chain.risk.needs_approval and not await self._ask(chain):
+            return chain.refused()
+        loop = asyncio.get_running_loop()
+        deadline = Deadline.after(timeout_s if timeout_s is not None else self.config.timeout_s)
+        try:
+            return await loop.run_in_executor(self._executor, self._execute, chain, deadline)
+        except asyncio.CancelledError:
+            deadline.trip()  # the worker stops at its next interrupt check instead of running on
+            raise
+
+    def call_blocking(
+        self,
+        api_name: str,
+        arguments: Any = None,
+        context: ApiCallContext | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> ApiCallOutcome:
+        """Run one call on this thread, for code without an event loop (an async approver runs on the host loop)."""
+        chain = self._prepare(api_name, arguments, context)
+        if isinstance(chain, ApiCallOutcome):
+            return chain
+        if chain.risk.needs_approval:
+            approved = asyncio.run_coroutine_threadsafe(self._ask(chain), self._host_loop.loop).result()
+            if not approved:
+                return chain.refused()
+        deadline = Deadline.after(timeout_s if timeout_s is not None else self.config.timeout_s)
+        return self._execute(chain, deadline)
+
+    async def load(self, context: ApiCallContext | None = None) -> LoadReport:
+        """Run index.js once and compare what it registers with what mcp.json declares."""
+        ctx = context or self.context()
+        deadline = Deadline.after(self.config.timeout_s)
+        loop = asyncio.get_running_loop()
+        run = await loop.run_in_executor(self._executor, self._run, None, {}, ctx, deadline)
+        report = LoadReport(registrations=run.registrations, console=run.console, diagnostics=list(self.diagnostics))
+        diags = report.diagnostics
+        if run.state != "loaded":
+            err = run.error
+            where = f" ({err.file}:{err.line})" if err and err.file else ""
+            what = err.headline if err else run.state
+            diags.append(_at("RUN001", f"index.js failed to load{where}: {what}", err.file if err else None))
+            return report
+        declared = {a.name for a in self.package.manifest.apis} if self.package.manifest else set()
+        seen: set[str] = set()
+        for reg in run.registrations:
+            span = _span(reg.line, 1)
+            if not reg.is_function:
+                message = f'registerAPI("{reg.name}", ...) was given something that is not a function'
+                diags.append(_at("RUN004", message, reg.file, span))
+            elif reg.name not in declared:
+                message = f'index.js registered "{reg.name}", which mcp.json does not declare; it cannot be called'
+                diags.append(_at("RUN003", message, reg.file, span))
+            if reg.name in seen:
+                message = f'"{reg.name}" is registered more than once; the last registration wins'
+                diags.append(_at("RUN005", message, reg.file, span))
+            seen.add(reg.name)
+        registered = {r.name for r in run.registrations if r.is_function}
+        for name in sorted(declared - registered):
+            diags.append(
+                runtime_diagnostic(
+                    "RUN002",
+                    f'mcp.json declares "{name}" but running index.js did not register it',
+                    file="mcp.json",
+                    hint=f"call skill.registerAPI('{name}', handler) in index.js",
+                )
+            )
+        return report
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._host_loop.close()
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    def _prepare(self, api_name: str, arguments: Any, context: ApiCallContext | None) -> _Chain | ApiCallOutcome:
+        chain = _Chain(self, api_name, time.perf_counter())
+        spec = self.package.manifest.api(api_name) if self.package.manifest else None
+        if spec is None:
+            declared = ", ".join(a.name for a in self.package.manifest.apis) if self.package.manifest else ""
+            return chain.fail("RUN011", f'no API named "{api_name}" is declared in mcp.json (declared: {declared})')
+        chain.spec = spec
+        chain.risk = self._risk(spec, chain)
+        chain.context = (context or self.context()).model_copy(update={"api_name": api_name})
+        args = {} if arguments is None else copy.deepcopy(arguments)
+        if not isinstance(args, dict):
+            return chain.fail("RUN010", f"the arguments of {api_name} must be a JSON object", AuditOutcome.INVALID)
+        problems = self._input_check(spec).problems(args)
+        if problems:
+            listed = "; ".join(str(p) for p in problems[:5])
+            return chain.fail("RUN010", f"invalid arguments for {api_name}: {listed}", AuditOutcome.INVALID, args)
+        chain.args = args
+        chain.context = chain.context.model_copy(update={"arguments": args})
+        return chain
+
+    def _risk(self, spec: ApiSpec, chain: _Chain) -> RiskLevel:
+        if spec.name in self.config.risk_overrides:
+            return self.config.risk_overrides[spec.name]
+        vendor = spec.vendor_meta.get("x_skillc")
+        raw = vendor.get("risk") if isinstance(vendor, dict) else None
+        if raw is None:
+            return self.config.default_risk
+        try:
+            return RiskLevel(raw)
+        except ValueError:
+            message = f"{spec.name}: _meta.x_skillc.risk is {raw!r}, not one of L0-L4; treated as L4"
+            chain.diagnostics.append(runtime_diagnostic("RUN024", message, file="mcp.json"))
+            return RiskLevel.L4
+
+    def _input_check(self, spec: ApiSpec) -> SchemaCheck:
+        check = self._inputs.get(spec.name)
+        if check is None:
+            check = self._inputs[spec.name] = SchemaCheck(spec.input_schema, fill_defaults=True)
+        return check
+
+    def output_check(self, spec: ApiSpec) -> SchemaCheck | None:
+        if spec.output_schema is None:
+            return None
+        check = self._outputs.get(spec.name)
+        if check is None:
+            check = self._outputs[spec.name] = SchemaCheck(spec.output_schema, fill_defaults=False)
+        return check
+
+    async def _ask(self, chain: _Chain) -> bool:
+        assert chain.context is not None and chain.spec is not None
+        request = ApprovalRequest(context=chain.context, risk=chain.risk, description=chain.spec.description)
+        approved = False
+        if self.approver is not None:
+            try:
+                answer = self.approver(request)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+                approved = answer is True
+            except Exception:  # a broken approval UI must mean "not approved", never "approved"
+                approved = False
+        chain.approved = approved
+        return approved
+
+    def _execute(self, chain: _Chain, deadline: Deadline) -> ApiCallOutcome:
+        assert chain.context is not None and chain.spec is not None
+        run = self._run(chain.api_name, chain.args, chain.context, deadline)
+        return chain.finish(run, chain.spec, deadline)
+
+    def _run(self, api_name: str | None, args: dict[str, Any], ctx: ApiCallContext, deadline: Deadline) -> VmRun:
+        if self.mode == "process":
+            return run_guarded(make_job(self.code, api_name, args, ctx, self.config, deadline.remaining()), deadline)
+        loop = self._host_loop.loop
+        return run_api(self.code, api_name, args, ctx, self.config, self.storage, deadline, loop, native=True)
+
+
+class _Chain:
+    """The state of one call as it moves through the steps, and how it ends."""
+
+    def __init__(self, runtime: ApiRuntime, api_name: str, started: float) -> None:
+        self.runtime = runtime
+        self.api_name = api_name
+        self.started = started
+        self.risk = RiskLevel.L0
+        self.approved: bool | None = None
+        self.context: ApiCallContext | None = None
+        self.spec: ApiSpec | None = None
+        self.args: dict[str, Any] = {}
+        self.diagnostics: list[Diagnostic] = []
+
+    def refused(self) -> ApiCallOutcome:
+        return self.fail(
+            "RUN019",
+            f"{self.api_name} needs the user's approval (risk {self.risk.value}) and was not approved; "
+            "ask the user to confirm, then call it again",
+            AuditOutcome.REFUSED,
+            self.args,
+        )
+
+    def fail(
+        self, code: str, message: str, audit: AuditOutcome | None = None, args: dict[str, Any] | None = None
+    ) -> ApiCallOutcome:
+        self.diagnostics.append(runtime_diagnostic(code, message))
+        outcome = ApiCallOutcome(
+            api_name=self.api_name,
+            result=AtomicApiResult.error(_sentence(message)),
+            diagnostics=self.diagnostics,
+            risk=self.risk,
+            approved=self.approved,
+        )
+        return self._close(outcome, audit, args, message)
+
+    def finish(self, run: VmRun, spec: ApiSpec, deadline: Deadline) -> ApiCallOutcome:
+        diags = self.diagnostics + run.diagnostics
+        audit = AuditOutcome.ERROR
+        if run.state == "returned":
+            try:
+                raw = json.loads(run.value_json) if run.value_json is not None else None
+            except ValueError:
+                raw = None
+            normal = normalise(self.api_name, raw)
+            result = normal.result
+            diags += normal.diagnostics
+            if not result.is_error:
+                audit = AuditOutcome.OK
+                diags += self._output_problems(spec, result)
+        else:
+            code, message = self._failure(run, deadline)
+            if run.state == "fault" and run.fault == "timeout":
+                audit = AuditOutcome.TIMEOUT
+            err = run.error
+            diags.append(_at(code, message, err.file if err else None, _span(err.line, err.column) if err else None))
+            result = AtomicApiResult.error(_sentence(message))
+        outcome = ApiCallOutcome(
+            api_name=self.api_name,
+            result=result,
+            console=run.console,
+            diagnostics=diags,
+            card_actions=run.card_actions,
+            risk=self.risk,
+            approved=self.approved,
+        )
+        return self._close(outcome, audit, self.args, result.text[:500] if result.is_error else None)
+
+    def _failure(self, run: VmRun, deadline: Deadline) -> tuple[str, str]:
+        name = self.api_name
+        err = run.error
+        what = err.headline if err else "unknown error"
+        where = f" at {err.file}:{err.line}" if err and err.file and err.line else ""
+        if run.state == "missing":
+            return "RUN002", f"{name} is declared in mcp.json but index.js does not register it"
+        if run.state == "load_failed":
+            return "RUN001", f"index.js failed to load, so {name} could not run: {what}{where}"
+        if run.state == "unserializable":
+            return "RUN022", f"the result of {name} is not JSON-serializable: {what}"
+        if run.state == "threw":
+            return "RUN013", f"{name} threw {what}{where}"
+        if run.fault == "timeout":
+            return "RUN012", f"{name} did not finish within {deadline.seconds:g} s and was stopped"
+        if run.fault == "memory":
+            limit = self.runtime.config.memory_limit >> 20
+            return "RUN017", f"{name} ran out of memory (limit {limit} MB) and was stopped"
+        if run.fault == "stack":
+            return "RUN018", f"{name} exceeded the stack size (recursion too deep){where}"
+        if run.fault == "stalled":
+            return "RUN021", f"the promise returned by {name} never settled"
+        return "RUN013", f"{name} failed: {what}{where}"
+
+    def _output_problems(self, spec: ApiSpec, result: AtomicApiResult) -> list[Diagnostic]:
+        check = self.runtime.output_check(spec)
+        if check is None or result.structured_content is None:
+            return []
+        return [
+            runtime_diagnostic("RUN016", f"{spec.name}: structuredContent does not match outputSchema at {p}")
+            for p in check.problems(result.structured_content)[:5]
+        ]
+
+    def _close(
+        self, outcome: ApiCallOutcome, audit: AuditOutcome | None, args: dict[str, Any] | None, detail: str | None
+    ) -> ApiCallOutcome:
+        outcome.duration_ms = round((time.perf_counter() - self.started) * 1000, 3)
+        if audit is not None and self.risk.audited and self.context is not None:
+            c = self.context
+            record = AuditRecord(
+                time=datetime.now(UTC).isoformat(timespec="milliseconds"),
+                user_did=c.user_did,
+                agent_did=c.agent_did,
+                merchant_did=c.merchant_did,
+                skill_id=c.skill_id,
+                session_id=c.session_id,
+                api_name=self.api_name,
+                risk=self.risk,
+                arguments_digest=arguments_digest(args if args is not None else c.arguments),
+                outcome=audit,
+                detail=detail,
+                duration_ms=outcome.duration_ms,
+            )
+            self.runtime.audit.write(record)
+            outcome.audit = record
+        return outcome

@@ -1,0 +1,43 @@
+"""Readable text for an :class:`ApiCallOutcome` (what ``skillc call`` prints without ``--json``)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from skillc.diagnostics import render_text
+from skillc.runtime.contracts import ApiCallOutcome
+
+
+def render_outcome(outcome: ApiCallOutcome, sources: dict[str, str] | None = None) -> str:
+    result = outcome.result
+    status = "error" if result.is_error else "ok"
+    lines = [f"{outcome.api_name}: {status} (risk {outcome.risk.value}, {outcome.duration_ms:.1f} ms)"]
+    for block in result.content:
+        if block.type == "text" and block.text is not None:
+            lines.extend("  " + t for t in block.text.splitlines() or [""])
+        else:
+            lines.append(f"  [{block.type} block]")
+    if result.structured_content is not None:
+        lines.append("structuredContent:")
+        text = json.dumps(result.structured_content, ensure_ascii=False, indent=2)
+        lines.extend("  " + t for t in text.splitlines())
+    if result.meta:
+        lines.append(f"_meta: {json.dumps(result.meta, ensure_ascii=False)}")
+    for action in outcome.card_actions:
+        lines.append(f"card action: {json.dumps(action.wire(), ensure_ascii=False)}")
+    if outcome.console:
+        lines.append("console:")
+        for entry in outcome.console:
+            stamp = datetime.fromtimestamp(entry.timestamp / 1000, UTC).strftime("%H:%M:%S.%f")[:-3]
+            where = f" {entry.file}:{entry.line}" if entry.file and entry.line else ""
+            first, *rest = entry.text.splitlines() or [""]
+            lines.append(f"  {stamp} {entry.level:5}{where}  {first}")
+            lines.extend("      " + t for t in rest)
+    if outcome.audit is not None:
+        a = outcome.audit
+        lines.append(f"audit: {a.outcome.value} by {a.user_did} at {a.time} ({a.arguments_digest[:19]}...)")
+    text = "\n".join(lines) + "\n"
+    if outcome.diagnostics:
+        text += render_text(outcome.diagnostics, sources or {})
+    return text
