@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 demo: $(STAMP)
 	$(BIN)/skillc check examples/coffee-skill
+	$(BIN)/skillc build examples/coffee-skill -o build
+	@echo "outputs: build/coffee-skill/ (template.json, stylesheet.json and render/*.{json,card.json,html} per component)"
 
 test: $(STAMP) peers lint typecheck pytest
 

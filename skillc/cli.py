@@ -9,8 +9,16 @@ from pathlib import Path
 import click
 
 from skillc import __version__
+from skillc.backends.base import RenderOptions
+from skillc.backends.registry import find_backend
+from skillc.build import BuildOptions, build_skill, parse_viewport
 from skillc.check import CheckReport, NotASkill, check_path
-from skillc.diagnostics import CATALOGUE, catalogue_markdown, render_text, to_json_obj
+from skillc.diagnostics import CATALOGUE, DiagnosticSink, catalogue_markdown, render_text, to_json_obj
+from skillc.frontend.package import load_skill
+from skillc.frontend.project import find_project_skills, miniprogram_root, read_app_json
+from skillc.ir.component import compile_component
+from skillc.ir.evaluate import CardRenderer
+from skillc.ir.viewport import Viewport
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -124,6 +132,168 @@ def codes(code: str | None, markdown: bool) -> None:
         click.echo(f"{info.code:8} {info.severity.value:8} {info.summary}")
 
 
+def _viewports(specs: tuple[str, ...]) -> tuple[Viewport, ...]:
+    try:
+        return tuple(parse_viewport(s) for s in specs)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--viewport") from None
+
+
+def _skills_of(path: Path) -> list[tuple[Path, str]]:
+    """The skill folders PATH names: itself, or those a project's app.json lists."""
+    app_root = miniprogram_root(path) if path.is_dir() else None
+    if app_root is None:
+        return [(path, str(path))]
+    sink = DiagnosticSink()
+    text = read_app_json(app_root, sink)
+    skills = find_project_skills(app_root, text, sink) if text is not None else []
+    if not skills:
+        click.echo(render_text(sink, {"app.json": text or ""}, prefix=str(app_root)), err=True, nl=False)
+        sys.exit(EXIT_USAGE)
+    return [(s.path, str(s.path)) for s in skills]
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=Path("build"),
+    show_default=True,
+    help="Output folder; each skill builds into OUT/<skill name>/.",
+)
+@click.option("--backend", "backends", multiple=True, help="Backends to render with (repeatable) [all built-ins].")
+@click.option(
+    "--viewport",
+    "viewports",
+    multiple=True,
+    metavar="WIDTH[:SCHEME]",
+    help="Viewports to render previews at (repeatable) [375:light, 414:dark].",
+)
+@click.option(
+    "--data",
+    "data",
+    multiple=True,
+    metavar="COMPONENT=FILE",
+    help="Also render COMPONENT with the JSON data in FILE (repeatable).",
+)
+def build(
+    path: Path, out_dir: Path, backends: tuple[str, ...], viewports: tuple[str, ...], data: tuple[str, ...]
+) -> None:
+    """Compile a skill's components and render their preview data.
+
+    For each component: the template IR (template.json) and compiled stylesheet
+    (stylesheet.json), and for each data file (components/<name>/preview.json and --data) and
+    viewport, the output of every backend under render/. A build-manifest.json records the
+    content hash of every input and output; unchanged components are not recompiled.
+
+    Exit status: 0 built (warnings allowed), 1 errors, 2 usage error or not a skill.
+
+    \b
+    Example:
+      skillc build examples/coffee-skill -o build
+      skillc build examples/coffee-skill --backend html --viewport 390:dark
+    """
+    options = BuildOptions(out_dir=out_dir)
+    if backends:
+        options.backends = backends
+    if viewports:
+        options.viewports = _viewports(viewports)
+    for spec in data:
+        component, sep, file = spec.partition("=")
+        if not sep or not Path(file).is_file():
+            raise click.BadParameter(f"{spec!r}: expected COMPONENT=FILE with an existing file", param_hint="--data")
+        options.data.setdefault(component, []).append(Path(file))
+    skills = _skills_of(path)
+    errors = 0
+
+    def progress(msg: str) -> None:
+        click.echo(msg, err=True)
+
+    for i, (skill, shown) in enumerate(skills, 1):
+        click.echo(f"[{i}/{len(skills)}] building {shown}", err=True)
+        report = build_skill(skill, options, display=shown, progress=progress)
+        if report is None:
+            click.echo(f"skillc: error: {shown} is not a skill folder", err=True)
+            sys.exit(EXIT_USAGE)
+        text = render_text(report.diagnostics, report.sources, prefix=report.display)
+        if text:
+            click.echo(text)
+        compiled = sum(1 for c in report.components if c.status == "compiled")
+        cached = sum(1 for c in report.components if c.status == "cached")
+        failed = sum(1 for c in report.components if c.status == "failed")
+        errors += report.errors
+        click.echo(
+            f"built {shown} -> {report.out}: {compiled} compiled, {cached} up to date, {failed} failed; "
+            f"{_plural(report.errors, 'error')}"
+        )
+    sys.exit(EXIT_ERRORS if errors else EXIT_OK)
+
+
+@main.command()
+@click.argument("skill", type=click.Path(path_type=Path))
+@click.argument("component")
+@click.option(
+    "--data",
+    "data_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="JSON object to render with [components/<COMPONENT>/preview.json].",
+)
+@click.option("--backend", default="html", show_default=True, help="json, cardspec, html, or a plug-in's name.")
+@click.option("--width", type=click.IntRange(1, 10000), default=375, show_default=True, help="Viewport width in px.")
+@click.option("--height", type=click.IntRange(1, 100000), default=667, show_default=True, help="Viewport height.")
+@click.option("--color-scheme", type=click.Choice(["light", "dark"]), default="light", show_default=True)
+def render(
+    skill: Path, component: str, data_file: Path | None, backend: str, width: int, height: int, color_scheme: str
+) -> None:
+    """Render one component with data and print the result.
+
+    \b
+    Example:
+      skillc render examples/coffee-skill drink-list --backend json
+      skillc render examples/coffee-skill payment-result --data paid.json --width 414 --color-scheme dark
+    """
+    sink = DiagnosticSink()
+    pkg = load_skill(skill, sink)
+    if pkg is None:
+        click.echo(render_text(sink, prefix=str(skill)), err=True, nl=False)
+        sys.exit(EXIT_USAGE)
+    if component not in pkg.components:
+        names = ", ".join(sorted(pkg.components)) or "none"
+        click.echo(f"skillc: error: no component {component!r} in {skill} (components: {names})", err=True)
+        sys.exit(EXIT_USAGE)
+    chosen = find_backend(backend, sink)
+    if chosen is None:
+        click.echo(render_text([d for d in sink if d.code.startswith("RND")]), err=True, nl=False)
+        sys.exit(EXIT_USAGE)
+    local = DiagnosticSink()
+    compiled = compile_component(pkg, component, local)
+    values: object = {}
+    if data_file is not None:
+        try:
+            values = json.loads(data_file.read_text("utf-8"))
+        except (OSError, ValueError) as err:
+            click.echo(f"skillc: error: {data_file}: not JSON ({err})", err=True)
+            sys.exit(EXIT_USAGE)
+    elif f"components/{component}/preview.json" in pkg.sources:
+        values = json.loads(pkg.sources[f"components/{component}/preview.json"])
+    if not isinstance(values, dict):
+        click.echo("skillc: error: the data must be a JSON object", err=True)
+        sys.exit(EXIT_USAGE)
+    if compiled is None or local.has_errors:
+        click.echo(render_text(local, pkg.sources, prefix=str(skill)), err=True, nl=False)
+        sys.exit(EXIT_ERRORS)
+    viewport = Viewport(width=width, height=height, color_scheme=color_scheme)  # type: ignore[arg-type]
+    doc = CardRenderer(compiled, viewport, sink=local).render(values)
+    warnings = render_text(local, pkg.sources, prefix=str(skill))
+    if warnings:
+        click.echo(warnings, err=True, nl=False)
+    out = chosen.render(doc, options=RenderOptions(title=f"{pkg.name} / {component}"))
+    click.echo(out, nl=not out.endswith("\n"))
+
+
 _SCHEMAS = ("render-ir", "patches")
 
 
@@ -217,3 +387,177 @@ def call(
     else:
         click.echo(render_outcome(outcome, pkg.sources), nl=False)
     sys.exit(EXIT_ERRORS if outcome.result.is_error else EXIT_OK)
+
+
+@main.command()
+@click.argument("skill", type=click.Path(path_type=Path))
+@click.option(
+    "--script",
+    "script_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="The flow: a JSON file of steps (call, tap, follow, expire); see docs/components.md.",
+)
+@click.option("--width", type=click.IntRange(200, 2000), default=375, show_default=True, help="Viewport width, px.")
+@click.option("--user", "user_did", default=None, help="The user DID (storage and cards are scoped by it).")
+@click.option(
+    "--state-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where storage, audit and card state live [a fresh temporary folder, so replays repeat].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print every step as JSON (results, Render IR, patches).")
+def run(
+    skill: Path, script_path: Path, width: int, user_did: str | None, state_dir: Path | None, as_json: bool
+) -> None:
+    """Replay a scripted conversation: API calls, taps on card nodes, follow-ups, approvals.
+
+    Each step prints the API result, a compact outline of the card's Render IR, the patches a
+    tap produced and the actions the card asked for (follow-up messages, api/calls, expiry).
+    A card that fails to render is replaced by the generic CardSpec fallback card.
+
+    Exit status: 0 every step ran, 1 a step failed (no such node, an error diagnostic),
+    2 usage error (bad script, not a skill).
+
+    \b
+    Example:
+      skillc run examples/coffee-skill --script examples/coffee-skill/flows/order.json
+    """
+    import asyncio
+    import itertools
+    import tempfile
+
+    from pydantic import ValidationError
+
+    from skillc.backends.cardspec_fallback import fallback_card
+    from skillc.diagnostics import DiagnosticSink
+    from skillc.frontend.package import load_skill
+    from skillc.ir.viewport import Viewport
+    from skillc.runtime.card_host import CardHost
+    from skillc.runtime.card_models import FallbackRequest
+    from skillc.runtime.config import RuntimeConfig
+    from skillc.runtime.flow import FlowRunner, FlowScript, StepRecord
+    from skillc.runtime.flow_report import render_flow
+    from skillc.runtime.orchestrator import ApiRuntime
+
+    try:
+        script = FlowScript.model_validate_json(script_path.read_bytes())
+    except (OSError, ValidationError) as err:
+        click.echo(f"skillc: error: {script_path} is not a usable flow script: {err}", err=True)
+        sys.exit(EXIT_USAGE)
+    sink = DiagnosticSink()
+    pkg = load_skill(skill, sink)
+    if pkg is None or pkg.manifest is None:
+        click.echo(render_text(sink, pkg.sources if pkg else {}, prefix=str(skill)), err=True, nl=False)
+        click.echo(f"skillc: error: {skill} cannot run: it has no usable mcp.json", err=True)
+        sys.exit(EXIT_USAGE)
+
+    def build_fallback(request: FallbackRequest) -> dict[str, object]:
+        return fallback_card(request.structured_content, title=request.title, text=request.text)
+
+    async def replay(state: Path) -> list[StepRecord]:
+        runtime = ApiRuntime(pkg, RuntimeConfig(state_dir=state))
+        counter = itertools.count(1)
+        host = CardHost(runtime, viewport=Viewport(width=width), card_ids=lambda: f"card-{next(counter)}")
+        try:
+            context = runtime.context(user_did=user_did, session_id="flow-" + script_path.stem)
+            return await FlowRunner(host, context, build_fallback).run(script)
+        finally:
+            await host.close()
+            runtime.close()
+
+    with tempfile.TemporaryDirectory(prefix="skillc-run-") as tmp:
+        records = asyncio.run(replay(state_dir or Path(tmp)))
+    if as_json:
+        click.echo(json.dumps([r.wire() for r in records], ensure_ascii=False, indent=2))
+    else:
+        click.echo(render_flow(records, pkg.sources), nl=False)
+    sys.exit(EXIT_ERRORS if any(r.failed for r in records) else EXIT_OK)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--host", default="127.0.0.1", show_default=True, help="The interface to listen on.")
+@click.option("--port", type=int, default=8765, show_default=True, help="The port (0 picks a free one).")
+@click.option(
+    "--state-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where storage, cards and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
+)
+@click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking (tests, trusted setups).")
+@click.option("--approve", "approve", multiple=True, help="An API or tool name approved without asking (repeatable).")
+@click.option("--no-elicit", is_flag=True, help="Never ask for consent by elicitation; refuse L3/L4 calls instead.")
+@click.option("--timeout", "timeout_s", type=float, default=None, help="Seconds per API call [300].")
+@click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
+@click.option("--width", type=int, default=375, show_default=True, help="The card width in px (750rpx).")
+@click.option(
+    "--dns-rebinding-protection/--no-dns-rebinding-protection",
+    default=True,
+    show_default=True,
+    help="Accept only loopback Host and Origin headers (plus --allowed-host / --allowed-origin).",
+)
+@click.option("--allowed-host", "allowed_hosts", multiple=True, help="Another accepted Host header, e.g. my.box:8765.")
+@click.option("--allowed-origin", "allowed_origins", multiple=True, help="Another accepted Origin, e.g. https://x.y.")
+def serve(
+    paths: tuple[Path, ...],
+    host: str,
+    port: int,
+    state_dir: Path | None,
+    approve_all: bool,
+    approve: tuple[str, ...],
+    no_elicit: bool,
+    timeout_s: float | None,
+    allow_hosts: tuple[str, ...],
+    width: int,
+    dns_rebinding_protection: bool,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+) -> None:
+    """Serve skills as an MCP server: APIs become tools, cards become MCP Apps.
+
+    PATHS are skill folders or mini-program project folders. The server speaks Streamable HTTP
+    (stateless, JSON responses) at http://HOST:PORT/mcp, both the 2026-07-28 protocol and the
+    2025 initialize handshake. L3/L4 APIs ask for the user's consent by elicitation where the
+    client supports it, else are refused unless approved with --approve / --approve-all.
+    See docs/serve.md.
+
+    \b
+    Example:
+      skillc serve examples/coffee-skill --port 8765
+      skillc serve skill-a skill-b --approve confirmOrder --state-dir /tmp/state
+    """
+    import uvicorn
+
+    from skillc.ir.viewport import Viewport
+    from skillc.runtime.config import RuntimeConfig, default_state_dir
+    from skillc.server.consent import ConsentPolicy
+    from skillc.server.runner import ServeOptions, prepare, uvicorn_config
+
+    runtime = RuntimeConfig(state_dir=state_dir or default_state_dir(), allowed_hosts=allow_hosts)
+    if timeout_s is not None:
+        runtime = runtime.model_copy(update={"timeout_s": timeout_s})
+    options = ServeOptions(
+        paths=paths,
+        host=host,
+        port=port,
+        runtime=runtime,
+        consent=ConsentPolicy(approve_all=approve_all, approve=frozenset(approve), elicit=not no_elicit),
+        viewport=Viewport(width=width),
+        dns_rebinding_protection=dns_rebinding_protection,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+    )
+    prepared = prepare(options)
+    if prepared.diagnostics:
+        click.echo(render_text(prepared.diagnostics), err=True, nl=False)
+    catalogue = prepared.server.catalogue
+    if not catalogue.apis:
+        click.echo("skillc: error: no skill could be served", err=True)
+        sys.exit(EXIT_USAGE)
+    for skill in catalogue.skills:
+        tools = [a.tool_name for a in catalogue.apis.values() if a.skill == skill.package.name]
+        click.echo(f"serving {skill.package.name} ({skill.display}): {', '.join(tools)}", err=True)
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"MCP endpoint: http://{shown}:{port}/mcp", err=True)
+    uvicorn.Server(uvicorn_config(prepared, host, port)).run()

@@ -72,6 +72,7 @@ class CodeInfo:
 
 _E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
 
+# fmt: off
 _CATALOGUE: tuple[CodeInfo, ...] = (
     # -- skill package layout (frontend/package.py, frontend/project.py) --------------
     CodeInfo("SKL001", _E, "The path is not a skill folder: it does not exist or holds neither SKILL.md nor mcp.json."),
@@ -193,6 +194,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("RND001", _W, "Two items of a wx:for have the same wx:key; the later ones are keyed by index."),
     CodeInfo("RND002", _E, "A <template is> names a template that does not exist at render time."),
     CodeInfo("RND003", _E, "Template calls nest too deeply (a template that calls itself without end)."),
+    CodeInfo("RND004", _E, "A data file for rendering is not a JSON object."),
     CodeInfo("RND101", _E, "No output backend is registered under that name; the message lists the available ones."),
     CodeInfo("RND102", _E, "A backend plug-in could not be loaded (import error or exception); the others still work."),
     CodeInfo("RND103", _E, "A backend plug-in lacks name, media_type, extension or a render() method."),
@@ -232,7 +234,12 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("CMPVM012", _W, "An event or expiry named a card or node that does not exist, or a card that has expired."),
     CodeInfo("CMPVM013", _W, "A card action had bad arguments (openDetailPage without url, setRelatedPage, reapplyApiCall); it was refused."),
     CodeInfo("CMPVM014", _I, "A card was rebuilt in a fresh context from its persisted data (after eviction or a restart)."),
+    # -- MCP server (server/) [SRV###] --
+    CodeInfo("SRV001", _E, "A path given to `skillc serve` is not served: it is not a skill, or its mcp.json is unusable."),
+    CodeInfo("SRV002", _E, "Two served skills have the same folder name; only the first is served."),
+    CodeInfo("SRV003", _I, "Two served skills declare an API of the same name; the tool is named <skill>__<api>."),
 )
+# fmt: on
 
 CATALOGUE: Mapping[str, CodeInfo] = {info.code: info for info in _CATALOGUE}
 

@@ -17,12 +17,13 @@ class CompiledComponent:
     name: str
     template: Template
     stylesheet: CompiledStylesheet | None
+    style_inputs: tuple[str, ...] = ()
 
     @property
     def inputs(self) -> list[str]:
-        """Every skill file the compiled form depends on (for build caching)."""
-        files = [self.template.file, *self.template.dependencies]
-        return files
+        """Every skill file the compiled form was read from (build caching keys on them)."""
+        seen: dict[str, None] = dict.fromkeys([self.template.file, *self.template.dependencies, *self.style_inputs])
+        return list(seen)
 
 
 def compile_component(pkg: SkillPackage, name: str, sink: DiagnosticSink) -> CompiledComponent | None:
@@ -33,7 +34,9 @@ def compile_component(pkg: SkillPackage, name: str, sink: DiagnosticSink) -> Com
     rel = f"components/{name}/index.wxss"
     text = pkg.sources.get(rel)
     stylesheet = None
+    style_inputs: tuple[str, ...] = ()
     if text is not None:
         sheet = parse_wxss(text, file=rel, sink=sink, load=pkg.sources.get)
         stylesheet = compile_stylesheet(sheet)
-    return CompiledComponent(name=name, template=template, stylesheet=stylesheet)
+        style_inputs = (rel, *(i.path for i in sheet.imports if i.found))
+    return CompiledComponent(name=name, template=template, stylesheet=stylesheet, style_inputs=style_inputs)

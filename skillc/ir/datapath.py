@@ -82,3 +82,63 @@ def set_data(data: dict[str, Any], changes: Mapping[str, Any]) -> list[DataPath]
         set_path(data, path, value)
         paths.append(normalise(path))
     return paths
+
+
+_MISSING = object()
+
+
+def merge_data(data: dict[str, Any], changes: Mapping[str, Any]) -> list[DataPath]:
+    """Apply a setData object like :func:`set_data`, but reuse the containers already there.
+
+    The value at each path is merged into what is there: objects key by key, arrays of the same
+    length index by index, so references held elsewhere (a loop's current item) see the new
+    values. Returns the normalised paths of exactly the leaves that changed (an array whose
+    length changed, or a value whose type changed, counts as one changed leaf).
+    """
+    changed: list[DataPath] = []
+    for key, value in changes.items():
+        path = normalise(parse_data_path(key))
+        target: Any = data
+        for depth, seg in enumerate(path[:-1]):
+            child = _get(target, seg)
+            if not isinstance(child, (dict, list)):
+                # Containers created on the way: the first one created is the changed leaf.
+                _set_within(target, path[depth:], value)
+                changed.append(path[: depth + 1])
+                break
+            target = child
+        else:
+            _assign(target, path[-1], value, path, changed)
+    return changed
+
+
+def _set_within(target: Any, rest: DataPath, value: Any) -> None:
+    """set_path relative to any container, an array included."""
+    holder: dict[str, Any] = {"_": target}
+    set_path(holder, ("_", *rest), value)
+
+
+def _assign(parent: Any, key: str | int, new: Any, path: DataPath, changed: list[DataPath]) -> None:
+    old = _get(parent, key) if _has(parent, key) else _MISSING
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in [k for k in old if k not in new]:
+            del old[k]
+            changed.append(normalise((*path, k)))
+        for k, v in new.items():
+            _assign(old, k, v, normalise((*path, k)), changed)
+        return
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, v in enumerate(new):
+            _assign(old, i, v, (*path, i), changed)
+        return
+    # 1 == True and 1 == 1.0 in Python, not in what a template prints: compare types too.
+    if old is not _MISSING and type(old) is type(new) and not isinstance(new, (dict, list)) and old == new:
+        return
+    _put(parent, key, new)
+    changed.append(path)
+
+
+def _has(container: Any, key: str | int) -> bool:
+    if isinstance(container, list):
+        return isinstance(key, int) and 0 <= key < len(container)
+    return isinstance(container, dict) and str(key) in container

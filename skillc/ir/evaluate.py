@@ -19,19 +19,19 @@ position (``0.1.0[d03].2``); keys come from ``wx:key`` (or the index without one
 
 from __future__ import annotations
 
-import copy
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from skillc.diagnostics import DiagnosticSink
-from skillc.frontend.expr import UNDEFINED, Mustache
+from skillc.frontend.expr import UNDEFINED, Mustache, dependencies
 from skillc.ir.component import CompiledComponent
-from skillc.ir.datapath import DataPath, normalise, set_data
+from skillc.ir.datapath import DataPath, merge_data, normalise
 from skillc.ir.diff import Patch, SetStyle, SetText, diff, diff_shallow
 from skillc.ir.expreval import Scope, evaluate
 from skillc.ir.jsvalue import JSValue, get_member, to_boolean, to_string, to_text
 from skillc.ir.render import TEXT, EventBinding, RenderDocument, RenderNode
-from skillc.ir.styles import INHERITED_PROPERTIES, ElementKey, ResolvedStyle, StyleResolver
+from skillc.ir.styles import INHERITED_PROPERTIES, CompiledStylesheet, ElementKey, ResolvedStyle, StyleResolver
 from skillc.ir.template import Binding, Block, Element, For, IfChain, Node, Part, TemplateCall, Text
 from skillc.ir.viewport import Viewport
 
@@ -60,6 +60,71 @@ class _Ids:
         return self.rprefix + path[len(self.tprefix) :]
 
 
+Dep = tuple[str | int, tuple[str | int, ...]]  # (head name, normalised rest); "length" folded
+
+
+def _deps_of(parts: tuple[Part, ...]) -> tuple[Dep, ...]:
+    out: list[Dep] = []
+    for p in parts:
+        if isinstance(p, str) or p.expr is None:
+            continue
+        for dep in dependencies(p.expr):
+            rest = normalise(dep[1:])
+            if rest and rest[-1] == "length":
+                rest = rest[:-1]  # a length changes with any element added or removed
+            elif not rest and dep[0] == "length":
+                continue
+            out.append((dep[0], rest))
+    return tuple(dict.fromkeys(out))
+
+
+class _ElemInfo:
+    """What an element's template node says once and for all, split static / bound."""
+
+    __slots__ = ("bound", "classes", "dataset", "deps", "elem_id", "events", "hover", "inline", "props")
+
+    def __init__(self, t: Element) -> None:
+        self.props: dict[str, Any] = {}
+        self.classes = ""
+        self.elem_id: str | None = None
+        self.inline: str | None = None
+        self.hover: str | None = None
+        for name, value in t.attrs.items():
+            if name == "class":
+                self.classes = value if isinstance(value, str) else ""
+            elif name == "style":
+                self.inline = value if isinstance(value, str) else None
+            elif name == "id":
+                self.elem_id = value if isinstance(value, str) else None
+                self.props["id"] = value
+            elif name == "hover-class":
+                self.hover = value if isinstance(value, str) else None
+            else:
+                self.props[name] = value
+        self.bound = tuple(t.bindings.items())
+        self.dataset = tuple(t.dataset.items())
+        self.events = t.events
+        parts: list[Part] = []
+        for b in t.bindings.values():
+            parts.extend(b.parts)
+        for v in t.dataset.values():
+            if isinstance(v, Binding):
+                parts.extend(v.parts)
+        for e in t.events:
+            if isinstance(e.handler, Binding):
+                parts.extend(e.handler.parts)
+        self.deps = _deps_of(tuple(parts))
+
+
+class _Life:
+    """One rendering of an element's children; watchers of its structure die with it."""
+
+    __slots__ = ("alive",)
+
+    def __init__(self) -> None:
+        self.alive = True
+
+
 class _Elem:
     """An element instance: what is needed to recompute it and to re-render its children."""
 
@@ -71,6 +136,7 @@ class _Elem:
         "ids",
         "key",
         "kids",
+        "life",
         "node",
         "parent",
         "paths",
@@ -99,6 +165,7 @@ class _Elem:
         self.root_known = root_known
         self.ids = ids
         self.alive = True
+        self.life = _Life()
         self.kids: list[_Elem | _TextRun] = []
         self.depth: int = parent.depth + 1 if parent is not None else 0
         self.ancestors: tuple[ElementKey, ...] = ()
@@ -129,7 +196,7 @@ class _TextRun:
 class _Watch:
     """Something to recompute when a path it reads changes."""
 
-    __slots__ = ("ids", "items_path", "kind", "owner", "paths", "root_known", "scope", "state", "tnode")
+    __slots__ = ("items_path", "kind", "life", "owner", "scope", "state", "tnode")
 
     def __init__(self, kind: str, owner: _Elem | _TextRun, tnode: Any = None) -> None:
         self.kind = kind  # "elem" | "text" | "if" | "for" | "call"
@@ -138,9 +205,12 @@ class _Watch:
         self.state: Any = None
         self.items_path: DataPath | None = None
         self.scope: Scope | None = None
-        self.paths: PathScope = {}
-        self.root_known = True
-        self.ids: _Ids | None = None
+        # Structural watchers belong to one rendering of their parent's children.
+        self.life = owner.life if isinstance(owner, _Elem) and kind in ("if", "for", "call") else None
+
+
+def _alive(w: _Watch) -> bool:
+    return w.owner.alive and (w.life is None or w.life.alive)
 
 
 class _Trie:
@@ -163,7 +233,8 @@ class _Trie:
         node = self
         for seg in path:
             for w in node.watches:
-                out[id(w)] = w
+                if _alive(w):
+                    out[id(w)] = w
             nxt = node.kids.get(seg)
             if nxt is None:
                 return
@@ -171,11 +242,24 @@ class _Trie:
         stack = [node]
         while stack:
             n = stack.pop()
-            live = [w for w in n.watches if w.owner.alive]
+            live = [w for w in n.watches if _alive(w)]
             n.watches = live  # drop the dead on the way
             for w in live:
                 out[id(w)] = w
             stack.extend(n.kids.values())
+
+    def compact(self) -> int:
+        """Drop dead watchers and empty branches everywhere; return how many live ones remain."""
+        live_total = 0
+        stack = [self]
+        while stack:
+            n = stack.pop()
+            n.watches = [w for w in n.watches if _alive(w)]
+            live_total += len(n.watches)
+            for seg in [seg for seg, kid in n.kids.items() if not kid.watches and not kid.kids]:
+                del n.kids[seg]
+            stack.extend(n.kids.values())
+        return live_total
 
 
 def _escape_key(key: str) -> str:
@@ -192,17 +276,17 @@ class CardRenderer:
         *,
         sink: DiagnosticSink | None = None,
     ) -> None:
-        from skillc.ir.styles import CompiledStylesheet
-
         self.component = component
         self.viewport = viewport or Viewport()
         self.sink = sink
-        sheet = component.stylesheet or CompiledStylesheet.model_validate(
-            {"blocks": [], "selectors": [], "by_id": {}, "by_class": {}, "by_tag": {}}
-        )
-        self.styles = StyleResolver(sheet, self.viewport)
+        self.styles = _resolver(component.stylesheet, self.viewport)
         self.data: dict[str, Any] = {}
         self._trie = _Trie()
+        self._registered = 0
+        self._live_after_compact = 0
+        # Per template node, by identity (the template outlives the renderer): what is static.
+        self._infos: dict[int, _ElemInfo] = {}
+        self._text_deps: dict[int, tuple[Dep, ...]] = {}
         self._track = True
         self._root: _Elem | None = None
         self._reported: set[tuple[str, str]] = set()
@@ -218,8 +302,9 @@ class CardRenderer:
 
     def render(self, data: Mapping[str, Any]) -> RenderDocument:
         """A full render from JSON-like data (copied: the caller's object is not kept)."""
-        self.data = copy.deepcopy(dict(data))
+        self.data = _copy_json(dict(data))
         self._trie = _Trie()
+        self._registered = self._live_after_compact = 0
         node = RenderNode(ROOT_ID, "view", {}, {}, None, [])
         root = _Elem(None, node, None, Scope(self.data), {}, True, _Ids("", ""))
         root.tchildren = self.component.template.root
@@ -231,7 +316,9 @@ class CardRenderer:
         """Apply a setData object and return the patches of the re-render."""
         if self._root is None:
             self.render({})
-        paths = set_data(self.data, copy.deepcopy(dict(changes)))
+        # Merged in place: loop scopes hold references to items, and replacing a list by one with
+        # the same keys then costs only the leaves that really differ.
+        paths = merge_data(self.data, _copy_json(dict(changes)))
         found: dict[int, _Watch] = {}
         for path in paths:
             self._trie.collect(path, found)
@@ -240,13 +327,13 @@ class CardRenderer:
         patches: list[Patch] = []
         for w in structural:
             owner = w.owner
-            if not owner.alive or not isinstance(owner, _Elem):
+            if not _alive(w) or not isinstance(owner, _Elem):
                 continue
             if not self._structure_changed(w, paths):
                 continue
             self._rerender_children(owner, patches)
         for w in found.values():
-            if not w.owner.alive:
+            if not _alive(w):
                 continue
             if w.kind == "text":
                 assert isinstance(w.owner, _TextRun)
@@ -254,6 +341,11 @@ class CardRenderer:
             elif w.kind == "elem":
                 assert isinstance(w.owner, _Elem)
                 self._refresh_element(w.owner, patches)
+        # Re-renders leave dead watchers behind under paths nobody changed; sweep them once
+        # they outnumber the live ones, so memory stays flat over any number of updates.
+        if self._registered > 2 * self._live_after_compact + 1024:
+            self._live_after_compact = self._trie.compact()
+            self._registered = 0
         return patches
 
     # -- rendering ------------------------------------------------------------------------
@@ -278,11 +370,15 @@ class CardRenderer:
             out.append(self._render_element(t, parent, scope, paths, root_known, ids))
         elif isinstance(t, Text):
             text = self._text(t.parts, scope)
-            node = RenderNode(ids.of(t.path), TEXT, {"text": text}, _inherited(parent.style))
+            node = RenderNode(ids.rprefix + t.path[len(ids.tprefix) :], TEXT, {"text": text}, _inherited(parent.style))
             run = _TextRun(t, node, parent, scope)
             parent.kids.append(run)
             if self._track:
-                self._watch_parts(t.parts, _Watch("text", run), paths, root_known)
+                deps = self._text_deps.get(id(t))
+                if deps is None:
+                    deps = self._text_deps[id(t)] = _deps_of(t.parts)
+                if deps:
+                    self._watch(deps, _Watch("text", run), paths, root_known)
             out.append(node)
         elif isinstance(t, IfChain):
             index = self._branch(t, scope)
@@ -292,7 +388,7 @@ class CardRenderer:
                 w.scope = scope
                 for b in t.branches:
                     if b.test is not None:
-                        self._watch_parts(b.test.parts, w, paths, root_known, structural=True)
+                        self._watch_parts(b.test, w, paths, root_known)
             if index >= 0:
                 self._render_node(t.branches[index].node, parent, scope, paths, root_known, ids, out)
         elif isinstance(t, For):
@@ -306,48 +402,38 @@ class CardRenderer:
     def _render_element(
         self, t: Element, parent: _Elem, scope: Scope, paths: PathScope, root_known: bool, ids: _Ids
     ) -> RenderNode:
-        node = RenderNode(ids.of(t.path), t.tag, {}, {}, None, [])
+        node = RenderNode(ids.rprefix + t.path[len(ids.tprefix) :], t.tag, {}, {}, None, [])
         inst = _Elem(t, node, parent, scope, paths, root_known, ids)
         parent.kids.append(inst)
         inst.ancestors = (*parent.ancestors, parent.key) if parent.parent is not None else ()
-        self._fill_element(inst)
-        if self._track:
-            w = _Watch("elem", inst)
-            for b in t.bindings.values():
-                self._watch_parts(b.parts, w, paths, root_known)
-            for v in t.dataset.values():
-                if isinstance(v, Binding):
-                    self._watch_parts(v.parts, w, paths, root_known)
-            for e in t.events:
-                if isinstance(e.handler, Binding):
-                    self._watch_parts(e.handler.parts, w, paths, root_known)
-        node.children = self._render_children(inst)
+        info = self._info(t)
+        self._fill_element(inst, info)
+        if self._track and info.deps:
+            self._watch(info.deps, _Watch("elem", inst), paths, root_known)
+        if t.children:
+            node.children = self._render_children(inst)
         return node
 
-    def _fill_element(self, inst: _Elem) -> None:
+    def _info(self, t: Element) -> _ElemInfo:
+        info = self._infos.get(id(t))
+        if info is None:
+            info = self._infos[id(t)] = _ElemInfo(t)
+        return info
+
+    def _fill_element(self, inst: _Elem, info: _ElemInfo | None = None) -> None:
         """Compute props, events, the style key and the style of an element instance."""
         t = inst.tnode
         assert t is not None
+        if info is None:
+            info = self._info(t)
         scope = inst.scope
         node = inst.node
-        props: dict[str, Any] = {}
-        classes = ""
-        elem_id: str | None = None
-        inline: str | None = None
-        hover: str | None = None
-        for name, value in t.attrs.items():
-            if name == "class":
-                classes = value if isinstance(value, str) else ""
-            elif name == "style":
-                inline = value if isinstance(value, str) else None
-            elif name == "id":
-                elem_id = value if isinstance(value, str) else None
-                props["id"] = value
-            elif name == "hover-class":
-                hover = value if isinstance(value, str) else None
-            else:
-                props[name] = value
-        for name, binding in t.bindings.items():
+        props = dict(info.props) if info.props else {}
+        classes = info.classes
+        elem_id = info.elem_id
+        inline = info.inline
+        hover = info.hover
+        for name, binding in info.bound:
             bound = self._value(binding, scope)
             if name == "class":
                 classes = to_text(bound)
@@ -360,19 +446,18 @@ class CardRenderer:
                 hover = to_text(bound)
             elif bound is not UNDEFINED:
                 props[name] = _plain(bound)
-        if t.events or t.dataset:
+        if info.events:
             dataset: dict[str, Any] = {}
-            for key, raw in t.dataset.items():
+            for key, raw in info.dataset:
                 v: Any = self._value(raw, scope) if isinstance(raw, Binding) else raw
                 if v is not UNDEFINED:
                     dataset[key] = _plain(v)
-            if t.events:
-                events = {}
-                for e in t.events:
-                    handler = e.handler if isinstance(e.handler, str) else to_text(self._value(e.handler, scope))
-                    if handler:
-                        events[e.name] = EventBinding(handler, e.catch, dataset)
-                node.events = events or None
+            events = {}
+            for e in info.events:
+                handler = e.handler if isinstance(e.handler, str) else to_text(self._value(e.handler, scope))
+                if handler:
+                    events[e.name] = EventBinding(handler, e.catch, dataset)
+            node.events = events or None
         inst.key = ElementKey(t.tag, elem_id, tuple(classes.split()) if classes else ())
         parent = inst.parent
         assert parent is not None
@@ -400,7 +485,7 @@ class CardRenderer:
         if self._track:
             w = _Watch("for", parent, t)
             w.items_path = items_path
-            self._watch_parts(t.items.parts, w, paths, root_known, structural=True)
+            self._watch_parts(t.items, w, paths, root_known)
             w.state = None
         entries = list(_iterate(items_value))
         base = ids.of(t.path)
@@ -448,9 +533,9 @@ class CardRenderer:
         if self._track:
             w = _Watch("call", parent, t)
             if isinstance(t.name, Binding):
-                self._watch_parts(t.name.parts, w, paths, root_known, structural=True)
+                self._watch_parts(t.name, w, paths, root_known)
             if t.data is not None:
-                self._watch_parts((t.data,), w, paths, root_known, structural=True)
+                self._watch_parts(t.data, w, paths, root_known)
         data: JSValue = evaluate(t.data.expr, scope) if t.data is not None and t.data.expr is not None else {}
         # A template sees only the data it is given, so nothing inside is watched one by one:
         # the call's own watcher re-renders it when that data changes.
@@ -506,8 +591,6 @@ class CardRenderer:
 
     def _abs_path(self, m: Mustache, paths: PathScope, root_known: bool) -> DataPath | None:
         """The absolute data path of a mustache that is a plain path, else None."""
-        from skillc.frontend.expr import dependencies
-
         if m.expr is None:
             return None
         deps = dependencies(m.expr)
@@ -528,38 +611,31 @@ class CardRenderer:
             return None
         return normalise(dep)
 
-    def _watch_parts(
-        self,
-        parts: tuple[Part, ...],
-        watch: _Watch,
-        paths: PathScope,
-        root_known: bool,
-        *,
-        structural: bool = False,
-    ) -> None:
-        from skillc.frontend.expr import dependencies
+    def _watch_parts(self, source: Binding | Mustache, watch: _Watch, paths: PathScope, root_known: bool) -> None:
+        # Cached by the identity of a template object, which lives as long as the template.
+        deps = self._text_deps.get(id(source))
+        if deps is None:
+            parts = source.parts if isinstance(source, Binding) else (source,)
+            deps = self._text_deps[id(source)] = _deps_of(parts)
+        self._watch(deps, watch, paths, root_known)
 
-        for p in parts:
-            if isinstance(p, str) or p.expr is None:
-                continue
-            for dep in dependencies(p.expr):
-                head = dep[0]
-                if isinstance(head, str) and head in paths:
-                    base = paths[head]
-                    if base is _INDEX:
-                        continue  # changes only with the loop's structure, which is watched
-                    if base is None:
-                        if structural:
-                            continue
-                        continue  # inside computed items: the enclosing loop re-renders
-                    path = (*base, *normalise(dep[1:]))
-                elif root_known:
-                    path = normalise(dep)
-                else:
+    def _watch(self, deps: tuple[Dep, ...], watch: _Watch, paths: PathScope, root_known: bool) -> None:
+        """Register ``watch`` under the absolute data path of each dependency."""
+        trie = self._trie
+        for head, rest in deps:
+            if head in paths:
+                base = paths[head]  # type: ignore[index]
+                if base is None or base is _INDEX:
+                    # The loop index changes only with the loop's structure; computed items are
+                    # re-rendered by their loop: both are watched by the loop itself.
                     continue
-                if path and path[-1] == "length":
-                    path = path[:-1]  # a length changes with any element added or removed
-                self._trie.add(path, watch)
+                path = (*base, *rest) if rest else base
+            elif root_known:
+                path = (head, *rest) if rest else (head,)
+            else:
+                continue
+            trie.add(path, watch)
+            self._registered += 1
 
     # -- incremental ----------------------------------------------------------------------
 
@@ -590,6 +666,8 @@ class CardRenderer:
             inst.node.id, inst.node.type, inst.node.props, inst.node.style, inst.node.events, inst.node.children
         )
         inst.kill()
+        inst.life.alive = False
+        inst.life = _Life()
         inst.kids = []
         inst.node.children = self._render_children(inst)
         patches.extend(diff(before, inst.node))
@@ -637,6 +715,31 @@ class CardRenderer:
         self.sink.emit(code, message, file=self.component.template.file, span=t.span)
 
 
+_EMPTY_SHEET = CompiledStylesheet.model_validate(
+    {"blocks": [], "selectors": [], "by_id": {}, "by_class": {}, "by_tag": {}}
+)
+_resolvers = threading.local()
+
+
+def _resolver(sheet: CompiledStylesheet | None, viewport: Viewport) -> StyleResolver:
+    """One resolver per stylesheet and viewport per thread: its match cache then serves every
+    card rendered from the same component (resolvers are not thread-safe, hence per thread)."""
+    sheet = sheet or _EMPTY_SHEET
+    cache: dict[tuple[int, Viewport], tuple[CompiledStylesheet, StyleResolver]] | None = getattr(
+        _resolvers, "cache", None
+    )
+    if cache is None:
+        cache = _resolvers.cache = {}
+    hit = cache.get((id(sheet), viewport))
+    if hit is not None and hit[0] is sheet:
+        return hit[1]
+    if len(cache) >= 64:
+        cache.clear()
+    resolver = StyleResolver(sheet, viewport)
+    cache[(id(sheet), viewport)] = (sheet, resolver)
+    return resolver
+
+
 def _depth(w: _Watch) -> int:
     owner = w.owner
     return owner.depth if isinstance(owner, _Elem) else 0
@@ -669,6 +772,15 @@ def _iterate(value: JSValue) -> Iterator[tuple[str | int, JSValue]]:
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         for i in range(int(min(value, 100000))):
             yield i, i
+
+
+def _copy_json(value: Any) -> Any:
+    """A deep copy of JSON-like data (much cheaper than copy.deepcopy: no memo, no reducers)."""
+    if isinstance(value, dict):
+        return {k: _copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(v) for v in value]
+    return value
 
 
 def _plain(value: JSValue) -> Any:

@@ -79,9 +79,7 @@ def _query_text(query: str | dict[str, Any] | None) -> str | None:
 class ComponentHost(ApiHost):
     """The host functions of one card instance; actions and diagnostics accumulate until taken."""
 
-    def __init__(
-        self, binding: CardBinding, context: ApiCallContext, config: RuntimeConfig, storage: Storage
-    ) -> None:
+    def __init__(self, binding: CardBinding, context: ApiCallContext, config: RuntimeConfig, storage: Storage) -> None:
         super().__init__(context, config, storage)
         self.binding = binding
         self.actions: list[ComponentAction] = []

@@ -164,4 +164,3 @@ class ApiHost:
                 )
             return HostReply.fail(reason)
         return HostReply(ok=True, value=result.model_dump())
-

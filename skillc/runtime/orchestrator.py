@@ -128,12 +128,17 @@ class ApiRuntime:
         context: ApiCallContext | None = None,
         *,
         timeout_s: float | None = None,
+        approver: Approver | None = None,
     ) -> ApiCallOutcome:
-        """Run one call: approval on the caller's loop, the VM on a worker thread."""
+        """Run one call: approval on the caller's loop, the VM on a worker thread.
+
+        ``approver`` decides this call's approval instead of the runtime's own (a card host
+        passes the user's answer for one api/call).
+        """
         chain = self._prepare(api_name, arguments, context)
         if isinstance(chain, ApiCallOutcome):
             return chain
-        if chain.risk.needs_approval and not await self._ask(chain):
+        if chain.risk.needs_approval and not await self._ask(chain, approver or self.approver):
             return chain.refused()
         loop = asyncio.get_running_loop()
         deadline = Deadline.after(timeout_s if timeout_s is not None else self.config.timeout_s)
@@ -156,7 +161,7 @@ class ApiRuntime:
         if isinstance(chain, ApiCallOutcome):
             return chain
         if chain.risk.needs_approval:
-            approved = asyncio.run_coroutine_threadsafe(self._ask(chain), self._host_loop.loop).result()
+            approved = asyncio.run_coroutine_threadsafe(self._ask(chain, self.approver), self._host_loop.loop).result()
             if not approved:
                 return chain.refused()
         deadline = Deadline.after(timeout_s if timeout_s is not None else self.config.timeout_s)
@@ -256,13 +261,13 @@ class ApiRuntime:
             check = self._outputs[spec.name] = SchemaCheck(spec.output_schema, fill_defaults=False)
         return check
 
-    async def _ask(self, chain: _Chain) -> bool:
+    async def _ask(self, chain: _Chain, approver: Approver | None) -> bool:
         assert chain.context is not None and chain.spec is not None
         request = ApprovalRequest(context=chain.context, risk=chain.risk, description=chain.spec.description)
         approved = False
-        if self.approver is not None:
+        if approver is not None:
             try:
-                answer = self.approver(request)
+                answer = approver(request)
                 if inspect.isawaitable(answer):
                     answer = await answer
                 approved = answer is True

@@ -279,11 +279,12 @@
 
   I.take = function () {
     const parts = [];
-    for (const [key, json] of pending) parts.push('[' + stringify(key) + ',' + json + ']');
+    for (const [key, json] of pending) parts.push(['[', stringify(key), ',', json, ']'].join(''));
     pending = new Map();
     const errs = errors;
     errors = [];
-    return '{"changes":[' + parts.join(',') + '],"errors":' + stringify(errs) + ',"callbacks":' + callbacks.length + '}';
+    // join, not +: QuickJS-ng builds ropes from +, and the binding cannot return a rope.
+    return ['{"changes":[', parts.join(','), '],"errors":', stringify(errs), ',"callbacks":', callbacks.length, '}'].join('');
   };
   I.runCallbacks = function () {
     const list = callbacks;

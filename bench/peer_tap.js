@@ -1,0 +1,39 @@
+// The peer side of bench/cards.py: WeChat's component test framework (miniprogram-simulate on
+// j-component, in jsdom) handling taps on the drink-list card: the handler (called directly:
+// j-component's dispatchEvent does not reach bindtap inside scroll-view) + setData + DOM update.
+// Usage: node bench/peer_tap.js <peers node_modules> <card.wxml> <drinks> <taps>
+// Prints one JSON object: median and p95 milliseconds per tap.
+'use strict'
+const path = require('path')
+const fs = require('fs')
+const modules = path.resolve(process.argv[2])
+const wxml = fs.readFileSync(process.argv[3], 'utf8')
+const n = Number(process.argv[4] || 3)
+const taps = Number(process.argv[5] || 1000)
+const { JSDOM } = require(path.join(modules, 'jsdom'))
+const dom = new JSDOM('<!doctype html><html><body></body></html>', { pretendToBeVisual: true })
+for (const key of ['window', 'document', 'navigator', 'Node', 'HTMLElement', 'Event', 'CustomEvent', 'MutationObserver', 'getComputedStyle']) {
+  global[key] = key === 'window' ? dom.window : dom.window[key]
+}
+global.requestAnimationFrame = (cb) => setTimeout(cb, 0)
+const simulate = require(path.join(modules, 'miniprogram-simulate'))
+
+let calls = 0
+const drinks = []
+for (let i = 0; i < n; i++) drinks.push({ id: 'd' + i, name: 'Drink ' + i, price: 20 + (i % 13), image: 'https://img.example/d' + i + '.jpg' })
+const id = simulate.load({
+  template: wxml,
+  data: { title: 't', keyword: '', drinks, selectedId: '' },
+  methods: { onSelect (e) { this.setData({ selectedId: e.currentTarget.dataset.id }); calls++ } }
+})
+const comp = simulate.render(id)
+comp.attach(document.createElement('parent-wrapper'))
+const items = comp.querySelectorAll('.drink')
+const times = []
+for (let i = 0; i < taps; i++) {
+  const t0 = process.hrtime.bigint()
+  comp.instance.onSelect({ type: 'tap', currentTarget: { dataset: { id: 'd' + (i % 2) } }, target: {} })
+  times.push(Number(process.hrtime.bigint() - t0) / 1e6)
+}
+times.sort((a, b) => a - b)
+console.log(JSON.stringify({ median: times[Math.floor(taps / 2)], p95: times[Math.floor(taps * 0.95)], selected: comp.instance.data.selectedId, calls, items: items.length }))

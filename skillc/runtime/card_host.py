@@ -1,0 +1,399 @@
+"""The card host: the one call chain from an API call to a card, and the live cards of a skill.
+
+    call:  ApiRuntime.call (declared, inputSchema, consent, VM, result rules, audit)
+           -> isError: content only
+           -> bound component: mount a card (created, Input, Result, attached, Render IR)
+              -> it throws or cannot render: a FallbackRequest (the caller builds the CardSpec)
+           -> no component: a FallbackRequest from structuredContent, or plain text
+    event: a tap or image load/error on a node -> handlers -> setData -> patches
+    follow: the api/call blocks of a card's follow-up message -> call (the same chain, never a shortcut)
+
+Each card instance keeps its own QuickJS context, pinned to one of a few card threads (a context
+is never used by two threads at once), in an LRU of live cards. Its ``data`` is written to SQLite
+after every event, so an evicted card (or one from before a restart) is rebuilt on demand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from skillc.diagnostics import Diagnostic, DiagnosticSink
+from skillc.ir.component import CompiledComponent, compile_component
+from skillc.ir.viewport import Viewport
+from skillc.runtime.card_models import (
+    ApiCallAction,
+    CallOutcome,
+    CardView,
+    ComponentAction,
+    EventOutcome,
+    ExpireAllCards,
+    ExpirePreviousCards,
+    FallbackRequest,
+    SendFollowUpMessage,
+)
+from skillc.runtime.card_store import CardRecord, CardStore, Lru
+from skillc.runtime.cards import Card, CardSetup, Step, dimensions_for
+from skillc.runtime.component_host import CardBinding
+from skillc.runtime.component_vm import ComponentCode
+from skillc.runtime.contracts import ApiCallContext, ApprovalRequest, AtomicApiResult
+from skillc.runtime.engine import BackgroundLoop
+from skillc.runtime.host import runtime_diagnostic
+from skillc.runtime.orchestrator import ApiRuntime, Approver
+
+DEFAULT_EXPIRED_TEXT = "服务已过期"
+T = TypeVar("T")
+Approve = bool | Approver | None
+
+
+def _approver(approve: Approve) -> Approver | None:
+    if approve is None or callable(approve):
+        return approve
+    answer = bool(approve)
+
+    def decide(_request: ApprovalRequest) -> bool:
+        return answer
+
+    return decide
+
+
+@dataclass
+class _Live:
+    card: Card
+    executor: ThreadPoolExecutor
+    record: CardRecord
+
+
+class CardHost:
+    """Cards for one skill, on top of its :class:`ApiRuntime` (which the caller owns and closes)."""
+
+    def __init__(
+        self,
+        runtime: ApiRuntime,
+        *,
+        viewport: Viewport | None = None,
+        max_cards: int = 64,
+        threads: int = 2,
+        slice_timeout_s: float = 5.0,
+        card_ids: Callable[[], str] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.package = runtime.package
+        self.viewport = viewport or Viewport()
+        self.slice_timeout_s = slice_timeout_s
+        # Readable ids (card-1, card-2) for replays and snapshots; random ids otherwise.
+        self._new_id = card_ids or (lambda: f"card-{uuid.uuid4().hex[:12]}")
+        self.store = CardStore(runtime.config.state_file)
+        self._threads = [ThreadPoolExecutor(1, thread_name_prefix=f"skillc-card-{i}") for i in range(max(threads, 1))]
+        self._turn = 0
+        self._host_loop = BackgroundLoop()
+        self._live: Lru[str, _Live] = Lru(max_cards, self._evict)
+        self._compiled: dict[str, tuple[CompiledComponent | None, list[Diagnostic]]] = {}
+        self._code = ComponentCode.of(self.package)
+        manifest = self.package.manifest
+        self._declared = frozenset(a.name for a in manifest.apis) if manifest else frozenset()
+
+    # -- the public surface ----------------------------------------------------------------------
+
+    async def call(
+        self,
+        api_name: str,
+        arguments: Any = None,
+        context: ApiCallContext | None = None,
+        *,
+        approve: Approve = None,
+    ) -> CallOutcome:
+        """One call through the whole chain; mounts the bound card or says how to fall back."""
+        ctx = context or self.runtime.context(api_name)
+        api = await self.runtime.call(api_name, arguments, ctx, approver=_approver(approve))
+        out = CallOutcome(api=api)
+        for action in api.card_actions:  # wx.modelContext.expireAllCards in the API
+            expired = await self.expire_matching(ctx.session_id, action.component_paths, action.match)
+            out.actions.append(
+                ExpireAllCards(component_paths=action.component_paths, match=action.match, expired=expired)
+            )
+        result = api.result
+        if result.is_error:
+            return out
+        spec = self.package.manifest.api(api_name) if self.package.manifest else None
+        path = spec.component_path if spec else None
+        if not path:
+            if result.structured_content is not None:
+                out.fallback = self._fallback(result, f"{api_name} has no component", None)
+            return out
+        compiled, diags = self._compile(path)
+        if compiled is None:
+            message = f"{path} cannot be compiled, so {api_name} shows a generic card"
+            out.diagnostics += [*diags, runtime_diagnostic("CMPVM008", message, file="mcp.json")]
+            out.fallback = self._fallback(result, message, path)
+            return out
+        card_id = self._new_id()
+        setup = self._setup(card_id, path, api_name, compiled, ctx)
+        executor = self._pick_thread()
+        seq = await asyncio.to_thread(self.store.next_seq)
+        record = CardRecord(
+            card_id=card_id,
+            seq=seq,
+            component_path=path,
+            api_name=api_name,
+            context=ctx,
+            expired_text=setup.expired_text,
+        )
+        args = arguments if isinstance(arguments, dict) else {}
+        card, step, view = await self._run(executor, self._mount_job, setup, record, result, args)
+        out.diagnostics += step.diagnostics
+        out.console += step.console
+        if step.failure is not None or view is None:
+            out.fallback = self._fallback(result, step.failure or "the card failed", path)
+            return out
+        self._live.put(card_id, _Live(card, executor, record))
+        out.card = view
+        out.actions += await self._apply(step.actions, ctx.session_id, card_id)
+        return out
+
+    async def event(
+        self, card_id: str, node_id: str, event: str = "tap", detail: Any = None, *, with_document: bool = True
+    ) -> EventOutcome:
+        """Deliver a tap (bubbling) or an image load/error to a node; returns the patches and actions."""
+        live, diags = await self._obtain(card_id)
+        if live is None:
+            return EventOutcome(card_id=card_id, diagnostics=diags)
+        step, view = await self._run(live.executor, self._event_job, live, node_id, event, detail, with_document)
+        return await self._event_outcome(live, step, view, diags)
+
+    async def tick(self, card_id: str) -> EventOutcome:
+        """Let a card with ``scope.dynamic`` run the timers that fired; returns their patches."""
+        live, diags = await self._obtain(card_id)
+        if live is None:
+            return EventOutcome(card_id=card_id, diagnostics=diags)
+        step, view = await self._run(live.executor, self._tick_job, live)
+        return await self._event_outcome(live, step, view, diags)
+
+    async def expire(self, card_ids: Sequence[str]) -> list[EventOutcome]:
+        """Expire cards: Expire notification, timers cleared, expiredText shown. Expired cards ignore events."""
+        outcomes = []
+        for card_id in card_ids:
+            live, diags = await self._obtain(card_id)
+            if live is None:
+                outcomes.append(EventOutcome(card_id=card_id, diagnostics=diags))
+                continue
+            step, view = await self._run(live.executor, self._expire_job, live)
+            outcomes.append(await self._event_outcome(live, step, view, diags))
+        return outcomes
+
+    async def expire_matching(
+        self,
+        session_id: str,
+        component_paths: Sequence[str] | None = None,
+        match: str | None = None,
+        *,
+        exclude: str | None = None,
+    ) -> list[str]:
+        """Expire the session's live-or-stored cards on these component paths (all without paths);
+        ``match='latest'`` only the newest one. Returns the ids expired."""
+        records = await asyncio.to_thread(self.store.session_cards, self.package.name, session_id)
+        wanted = [_normal_path(p) for p in component_paths] if component_paths else None
+        hits = [
+            r
+            for r in records
+            if not r.expired
+            and r.card_id != exclude
+            and (wanted is None or any(_normal_path(r.component_path).endswith(w) for w in wanted))
+        ]
+        if match == "latest":
+            hits = hits[-1:]
+        ids = [r.card_id for r in hits]
+        await self.expire(ids)
+        return ids
+
+    async def card(self, card_id: str) -> CardView | None:
+        """The card as it is now; an evicted card is rebuilt from its persisted data."""
+        live, _diags = await self._obtain(card_id)
+        if live is None:
+            return None
+        return await self._run(live.executor, lambda: live.card.view(live.record.context.session_id))
+
+    async def follow(
+        self,
+        action: SendFollowUpMessage | ApiCallAction,
+        context: ApiCallContext | None = None,
+        *,
+        approve: Approve = None,
+    ) -> list[CallOutcome]:
+        """Run the api/call blocks of a follow-up message (or a reapplyApiCall) through :meth:`call`."""
+        calls = action.api_calls() if isinstance(action, SendFollowUpMessage) else [action]
+        outcomes = []
+        for c in calls:
+            ctx = context
+            if ctx is None:
+                live = self._live.get(action.card_id)
+                ctx = live.record.context if live else None
+            outcomes.append(await self.call(c.name, c.arguments, ctx, approve=approve))
+        return outcomes
+
+    async def close(self) -> None:
+        """Detach every live card and stop the card threads (the ApiRuntime stays open)."""
+        for live in self._live.values():
+            await self._run(live.executor, live.card.close)
+        for executor in self._threads:
+            executor.shutdown(wait=True)
+        self._host_loop.close()
+
+    # -- jobs (run on the card's thread) ---------------------------------------------------------
+
+    def _mount_job(
+        self, setup: CardSetup, record: CardRecord, result: AtomicApiResult, args: dict[str, Any]
+    ) -> tuple[Card, Step, CardView | None]:
+        card = Card(setup)
+        step = card.mount(result, args)
+        if step.failure is not None:
+            step.diagnostics += card.close()
+            return card, step, None
+        self.store.insert(record, card.data)
+        return card, step, card.view(record.context.session_id)
+
+    def _event_job(
+        self, live: _Live, node_id: str, kind: str, detail: Any, with_document: bool
+    ) -> tuple[Step, CardView | None]:
+        step = live.card.event(node_id, kind, detail)
+        return self._after(live, step, with_document)
+
+    def _tick_job(self, live: _Live) -> tuple[Step, CardView | None]:
+        return self._after(live, live.card.tick(), True)
+
+    def _expire_job(self, live: _Live) -> tuple[Step, CardView | None]:
+        step = live.card.expire()
+        live.record.expired = True
+        self.store.save_record(live.record)
+        return self._after(live, step, True)
+
+    def _after(self, live: _Live, step: Step, with_document: bool) -> tuple[Step, CardView | None]:
+        if step.data_changed:
+            self.store.save_data(live.card.card_id, live.card.data)
+        if live.card.dead:
+            step.diagnostics += live.card.close()
+        return step, (live.card.view(live.record.context.session_id) if with_document else None)
+
+    def _rebuild_job(self, setup: CardSetup, record: CardRecord, data: dict[str, Any]) -> tuple[Card, Step]:
+        card = Card(setup)
+        step = card.rebuild(data, record.expired)
+        if step.failure is not None:
+            step.diagnostics += card.close()
+        return card, step
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    async def _event_outcome(
+        self, live: _Live, step: Step, view: CardView | None, diags: list[Diagnostic]
+    ) -> EventOutcome:
+        if live.card.dead:
+            self._live.pop(live.card.card_id)
+        actions = await self._apply(step.actions, live.record.context.session_id, live.card.card_id)
+        return EventOutcome(
+            card_id=live.card.card_id,
+            handled=step.handled,
+            patches=step.patches,
+            actions=actions,
+            document=view.document if view is not None else None,
+            content_height=live.card.content_height,
+            diagnostics=diags + step.diagnostics,
+            console=step.console,
+        )
+
+    async def _apply(self, actions: list[ComponentAction], session_id: str, card_id: str) -> list[ComponentAction]:
+        """Expiry actions take effect here; the rest go back to the caller as they are."""
+        for action in actions:
+            if isinstance(action, ExpirePreviousCards):
+                action.expired = await self.expire_matching(
+                    session_id, action.component_paths, action.match, exclude=card_id
+                )
+            elif isinstance(action, ExpireAllCards):
+                action.expired = await self.expire_matching(session_id, action.component_paths, action.match)
+        return actions
+
+    async def _obtain(self, card_id: str) -> tuple[_Live | None, list[Diagnostic]]:
+        live = self._live.get(card_id)
+        if live is not None:
+            return live, []
+        loaded = await asyncio.to_thread(self.store.load, card_id)
+        if loaded is None or loaded[0].context.skill_id != self.package.name:
+            return None, [runtime_diagnostic("CMPVM012", f"there is no card {card_id!r} for {self.package.name}")]
+        record, data = loaded
+        compiled, diags = self._compile(record.component_path)
+        if compiled is None:
+            message = f"card {card_id} cannot be rebuilt: {record.component_path} no longer compiles"
+            return None, [*diags, runtime_diagnostic("CMPVM008", message)]
+        setup = self._setup(card_id, record.component_path, record.api_name, compiled, record.context)
+        executor = self._pick_thread()
+        card, step = await self._run(executor, self._rebuild_job, setup, record, data)
+        if step.failure is not None:
+            return None, step.diagnostics
+        live = _Live(card, executor, record)
+        self._live.put(card_id, live)
+        return live, step.diagnostics
+
+    def _setup(
+        self, card_id: str, path: str, api_name: str, compiled: CompiledComponent, ctx: ApiCallContext
+    ) -> CardSetup:
+        comp = self.package.manifest.component(path) if self.package.manifest else None
+        binding = CardBinding(
+            card_id=card_id,
+            component_path=path,
+            api_name=api_name,
+            dynamic=bool(comp and comp.dynamic),
+            dimensions=dimensions_for(self.viewport),
+            declared_apis=self._declared,
+        )
+        return CardSetup(
+            binding=binding,
+            component=compiled,
+            context=ctx,
+            viewport=self.viewport,
+            code=self._code,
+            config=self.runtime.config,
+            storage=self.runtime.storage,
+            loop=self._host_loop.loop,
+            native=self.runtime.mode == "interrupt",
+            slice_timeout_s=self.slice_timeout_s,
+            expired_text=(comp.expired_text if comp and comp.expired_text else DEFAULT_EXPIRED_TEXT),
+        )
+
+    def _compile(self, path: str) -> tuple[CompiledComponent | None, list[Diagnostic]]:
+        hit = self._compiled.get(path)
+        if hit is None:
+            sink = DiagnosticSink()
+            parts = path.split("/")
+            name = parts[1] if len(parts) == 3 and parts[0] == "components" and parts[2] == "index" else None
+            compiled = compile_component(self.package, name, sink) if name and name in self.package.components else None
+            errors = sink.has_errors
+            hit = (None if errors else compiled, list(sink))
+            self._compiled[path] = hit
+        return hit
+
+    def _fallback(self, result: AtomicApiResult, reason: str, path: str | None) -> FallbackRequest | None:
+        return FallbackRequest(
+            structured_content=result.structured_content or {},
+            text=result.text or None,
+            reason=reason,
+            component_path=path,
+        )
+
+    def _pick_thread(self) -> ThreadPoolExecutor:
+        self._turn = (self._turn + 1) % len(self._threads)
+        return self._threads[self._turn]
+
+    def _evict(self, _card_id: str, live: _Live) -> None:
+        # Its data is already persisted; detaching runs after anything still queued for it.
+        live.executor.submit(live.card.close)
+
+    async def _run(self, executor: ThreadPoolExecutor, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
+
+
+def _normal_path(path: str) -> str:
+    """Paths may carry the subpackage prefix (``/skills/coffee/components/x/index``); compare the tail."""
+    return path.strip("/")

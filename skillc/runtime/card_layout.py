@@ -1,0 +1,164 @@
+"""A layout estimate of a card's rendered height, for the Overflow notification.
+
+This is not a layout engine. It stacks block children, takes the tallest child of a flex row
+or a horizontal scroll-view, adds vertical padding, border and margin, honours an explicit px
+``height``, and wraps text by character count (CJK and full-width characters one em wide, others
+0.55 em). It ignores real font metrics, ``flex-wrap``, absolute positioning, percentage
+heights, ``line-clamp`` and images' intrinsic sizes (an image without a px height is 3/4 of its
+width, or 240px). docs/components.md states these limits.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Mapping
+
+from skillc.ir.render import TEXT, RenderNode
+
+_PX = re.compile(r"^(-?\d+(?:\.\d+)?)px$")
+_DEFAULT_FONT = 16.0
+_LINE_FACTOR = 1.4
+_IMAGE_HEIGHT = 240.0
+
+
+def _px(value: str | None) -> float | None:
+    if not value:
+        return None
+    m = _PX.match(value.strip())
+    return float(m.group(1)) if m else (0.0 if value.strip() == "0" else None)
+
+
+def _box(style: Mapping[str, str], side: str) -> float:
+    """Vertical (or horizontal) padding + margin + border of one side pair."""
+    total = 0.0
+    sides = ("top", "bottom") if side == "v" else ("left", "right")
+    for prop in ("padding", "margin"):
+        parts = style.get(prop, "").split()
+        if parts:
+            values = [_px(p) or 0.0 for p in parts]
+            if side == "v":
+                total += values[0] + (values[2] if len(values) > 2 else values[0])
+            else:
+                right = values[1] if len(values) > 1 else values[0]
+                total += right + (values[3] if len(values) > 3 else right)
+        for s in sides:
+            total += _px(style.get(f"{prop}-{s}")) or 0.0
+    for s in sides:
+        width = style.get(f"border-{s}-width") or (style.get("border-width") if "border-style" in style else None)
+        total += _px(width) or 0.0
+    return total
+
+
+def _text_width(text: str, font: float) -> float:
+    width = 0.0
+    for ch in text:
+        wide = unicodedata.east_asian_width(ch) in ("W", "F")
+        width += font if wide else font * 0.55
+    return width
+
+
+def _line_height(style: Mapping[str, str], font: float) -> float:
+    raw = style.get("line-height")
+    px = _px(raw)
+    if px is not None:
+        return px
+    try:
+        return float(raw) * font if raw else font * _LINE_FACTOR
+    except ValueError:
+        return font * _LINE_FACTOR
+
+
+def estimate_height(node: RenderNode, width: float) -> float:
+    """The estimated outer height in px of ``node`` laid out in ``width`` px."""
+    style = node.style
+    if style.get("display") == "none":
+        return 0.0
+    if node.type == TEXT:
+        text = node.text or ""
+        if not text.strip():
+            return 0.0
+        font = _px(style.get("font-size")) or _DEFAULT_FONT
+        lines = sum(max(1, math.ceil(_text_width(line, font) / max(width, 1.0))) for line in text.split("\n"))
+        return lines * _line_height(style, font)
+    outer_v = _box(style, "v")
+    inner_w = max(width - _box(style, "h"), 1.0)
+    explicit = _px(style.get("height"))
+    if explicit is not None:
+        return explicit + outer_v
+    if node.type == "image":
+        img_w = _px(style.get("width"))
+        return (img_w * 0.75 if img_w else _IMAGE_HEIGHT) + outer_v
+    kids = node.children or []
+    row = (style.get("display") == "flex" and style.get("flex-direction", "row") in ("row", "row-reverse")) or (
+        node.type == "scroll-view" and node.props.get("scroll-x") not in (None, False, "false")
+    )
+    if row and kids:
+        share = inner_w / len(kids) if node.type != "scroll-view" else inner_w
+        content = max(estimate_height(k, _px(k.style.get("width")) or share) for k in kids)
+    else:
+        content = sum(estimate_height(k, inner_w) for k in kids)
+    return content + outer_v
+
+
+def _prefixes(node_id: str) -> list[str]:
+    """``0.1.0[d02].2`` -> ``0``, ``0.1``, ``0.1.0[d02]``, itself: ids nest by template position."""
+    out, depth = [], 0
+    for i, ch in enumerate(node_id):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "." and depth == 0:
+            out.append(node_id[:i])
+    out.append(node_id)
+    return out
+
+
+class HeightCache:
+    """Heights of unchanged subtrees are reused between events, so a tap costs what it changed.
+
+    A patch dirties its node (and, through id prefixes, the node's ancestors and descendants);
+    everything else keeps the height it had.
+    """
+
+    def __init__(self, width: float) -> None:
+        self.width = width
+        self._memo: dict[tuple[str, float], float] = {}
+
+    def measure(self, root: RenderNode, dirty: set[str] | None = None) -> float:
+        if dirty is None:
+            self._memo.clear()
+            return self._height(root, self.width, None, set())
+        up = {p for d in dirty for p in _prefixes(d)} | {root.id}
+        return self._height(root, self.width, dirty, up)
+
+    def _height(self, node: RenderNode, width: float, dirty: set[str] | None, up: set[str]) -> float:
+        key = (node.id, width)
+        reusable = dirty is not None and node.id not in up and key in self._memo
+        if reusable and dirty is not None and not any(p in dirty for p in _prefixes(node.id)):
+            return self._memo[key]
+        height = self._compute(node, width, dirty, up)
+        self._memo[key] = height
+        return height
+
+    def _compute(self, node: RenderNode, width: float, dirty: set[str] | None, up: set[str]) -> float:
+        kids = node.children or []
+        if node.type == TEXT or node.type == "image" or not kids or node.style.get("display") == "none":
+            return estimate_height(node, width)
+        style = node.style
+        outer_v = _box(style, "v")
+        explicit = _px(style.get("height"))
+        if explicit is not None:
+            return explicit + outer_v
+        inner_w = max(width - _box(style, "h"), 1.0)
+        row = (style.get("display") == "flex" and style.get("flex-direction", "row") in ("row", "row-reverse")) or (
+            node.type == "scroll-view" and node.props.get("scroll-x") not in (None, False, "false")
+        )
+        if row:
+            share = inner_w / len(kids) if node.type != "scroll-view" else inner_w
+            content = max(self._height(k, _px(k.style.get("width")) or share, dirty, up) for k in kids)
+        else:
+            content = sum(self._height(k, inner_w, dirty, up) for k in kids)
+        return content + outer_v

@@ -1,0 +1,456 @@
+"""One card instance: its Component VM, its renderer, and its lifecycle.
+
+    mount:   created -> Input -> Result -> attached -> first Render IR -> (Overflow)
+    event:   tap / image load, error -> handler(s) -> setData -> incremental re-render -> patches
+    expire:  Expire notification, timers cleared, marked expired (shows expiredText)
+    close:   detached, timers cleared, context released
+    rebuild: a fresh context from persisted ``data`` (created and attached run again)
+
+A :class:`Card` is synchronous and must be created, used and closed on one thread (the card
+host pins it). Nothing here raises on what a component does: failures come back in the
+:class:`Step` as diagnostics, and a failed mount tells the caller to fall back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillc.diagnostics import Diagnostic, DiagnosticSink, Span
+from skillc.ir.component import CompiledComponent
+from skillc.ir.diff import Insert, Move, Patch, Remove, ReplaceRoot
+from skillc.ir.evaluate import CardRenderer
+from skillc.ir.render import RenderNode
+from skillc.ir.viewport import Viewport
+from skillc.runtime.apivm import JsError
+from skillc.runtime.card_layout import HeightCache
+from skillc.runtime.card_models import CardView, ComponentAction, Dimensions
+from skillc.runtime.component_host import CardBinding, ComponentHost
+from skillc.runtime.component_vm import ComponentCode, ComponentVm
+from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.contracts import ApiCallContext, AtomicApiResult, ConsoleEntry
+from skillc.runtime.engine import EngineLimits, JsFault
+from skillc.runtime.host import runtime_diagnostic
+from skillc.runtime.storage import Storage
+
+# setData callbacks may call setData again; a card that never settles stops after this many rounds.
+MAX_CALLBACK_ROUNDS = 8
+_BUBBLING = frozenset({"tap"})
+
+
+def dimensions_for(viewport: Viewport) -> Dimensions:
+    """A card is as wide as the screen and between 4:1 and 1:1 in aspect."""
+    return Dimensions(min_height=viewport.width // 4, max_height=viewport.width, width=viewport.width)
+
+
+@dataclass(frozen=True)
+class CardSetup:
+    """What a card needs from its host."""
+
+    binding: CardBinding
+    component: CompiledComponent
+    context: ApiCallContext
+    viewport: Viewport
+    code: ComponentCode
+    config: RuntimeConfig
+    storage: Storage
+    loop: asyncio.AbstractEventLoop | None
+    native: bool
+    slice_timeout_s: float
+    expired_text: str | None
+
+
+@dataclass
+class Step:
+    """What one operation on a card produced."""
+
+    failure: str | None = None  # set when the card cannot be shown (mount) or has died
+    handled: list[str] = field(default_factory=list)
+    patches: list[Patch] = field(default_factory=list)
+    actions: list[ComponentAction] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    console: list[ConsoleEntry] = field(default_factory=list)
+    data_changed: bool = False
+
+
+class Card:
+    def __init__(self, setup: CardSetup) -> None:
+        self.setup = setup
+        self.binding = setup.binding
+        self.card_id = setup.binding.card_id
+        self.expired = False
+        self.dead = False
+        self.content_height = 0.0
+        self._overflow_reported: float | None = None
+        self._heights = HeightCache(setup.viewport.width)
+        self._born = time.monotonic()
+        cfg = setup.config
+        self.host = ComponentHost(setup.binding, setup.context, cfg, setup.storage)
+        limits = EngineLimits(cfg.memory_limit, cfg.stack_size, cfg.max_console_entries, cfg.max_console_text)
+        self.render_sink = DiagnosticSink()
+        self.renderer = CardRenderer(setup.component, setup.viewport, sink=self.render_sink)
+        self.vm: ComponentVm | None = None
+        self._limits = limits
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def mount(self, result: AtomicApiResult, arguments: dict[str, Any]) -> Step:
+        step = Step()
+        payload = {
+            "result": {
+                "isError": result.is_error,
+                "content": [b.model_dump(exclude_none=True) for b in result.content],
+                "structuredContent": result.structured_content,
+                "_meta": result.meta,
+            }
+        }
+        try:
+            vm = self._start(step)
+            if vm is None:
+                return self._finish(step)
+            phases: list[tuple[str, str, Any]] = [
+                ("CMPVM002", "created", None),
+                ("CMPVM003", "Input", {"input": arguments}),
+                ("CMPVM003", "Result", payload),
+                ("CMPVM002", "attached", None),
+            ]
+            for code, phase, note in phases:
+                if phase == "created":
+                    err = vm.create()
+                elif phase == "attached":
+                    err = vm.lifetime("attached")
+                else:
+                    err = vm.notify(phase, note)
+                if err is None:
+                    late = vm.take().errors  # a rejected async handler counts as throwing
+                    err = late[0] if late else None
+                if err is not None:
+                    where = f"lifetimes.{phase}" if code == "CMPVM002" else f"its {phase} notification handler"
+                    self._fail(step, code, f"{self._name} threw in {where}: {self._describe(err)}", err)
+                    return self._finish(step)
+            if not self._first_render(step, vm.snapshot()):
+                return self._finish(step)
+            self._drain(step)
+            self._check_overflow(step)
+        except JsFault as fault:
+            self._fault(step, fault)
+        return self._finish(step)
+
+    def rebuild(self, data: dict[str, Any], expired: bool) -> Step:
+        """A fresh context from persisted data: index.js, created and attached run, then data is restored."""
+        step = Step()
+        self.expired = expired
+        try:
+            vm = self._start(step)
+            if vm is None:
+                return self._finish(step)
+            for phase in ("created", "attached"):
+                err = vm.create() if phase == "created" else vm.lifetime("attached")
+                if err is not None:
+                    message = f"{self._name} threw in lifetimes.{phase} while rebuilding: {self._describe(err)}"
+                    step.diagnostics.append(self._js_diag("CMPVM002", message, err))
+            vm.take()
+            vm.restore(data)
+            if not self._first_render(step, data):
+                return self._finish(step)
+            step.diagnostics.append(
+                runtime_diagnostic(
+                    "CMPVM014",
+                    f"card {self.card_id} ({self._name}) was rebuilt from its persisted data",
+                    file=self._file,
+                )
+            )
+        except JsFault as fault:
+            self._fault(step, fault)
+        return self._finish(step)
+
+    def event(self, node_id: str, kind: str, detail: Any) -> Step:
+        step = Step()
+        if self.dead or self.vm is None:
+            self._warn(step, f"card {self.card_id} is closed; the {kind} on {node_id} was ignored")
+            return step
+        if self.expired:
+            self._warn(step, f"card {self.card_id} has expired; the {kind} on {node_id} was ignored")
+            return step
+        chain = _chain_to(self.renderer.document.root, node_id)
+        if chain is None:
+            self._warn(step, f"card {self.card_id} has no node {node_id!r}")
+            return step
+        target = chain[-1]
+        target_info = {"id": _element_id(target), "dataset": _dataset(target)}
+        stamp = int((time.monotonic() - self._born) * 1000)
+        vm = self.vm
+        try:
+            for node in reversed(chain) if kind in _BUBBLING else [target]:
+                binding = node.events.get(kind) if node.events else None
+                if binding is None:
+                    continue
+                event = {
+                    "type": kind,
+                    "timeStamp": stamp,
+                    "target": target_info,
+                    "currentTarget": {"id": _element_id(node), "dataset": binding.dataset},
+                    "detail": detail if detail is not None else ({"x": 0, "y": 0} if kind == "tap" else {}),
+                    "mark": {},
+                }
+                err, exists = vm.event(binding.handler, event)
+                if not exists:
+                    message = f'{self._name} has no method "{binding.handler}" for the {kind} on {node.id}'
+                    step.diagnostics.append(runtime_diagnostic("CMPVM005", message, file=self._file))
+                elif err is not None:
+                    message = f"{self._name}.{binding.handler} threw: {self._describe(err)}"
+                    step.diagnostics.append(self._js_diag("CMPVM004", message, err))
+                else:
+                    step.handled.append(binding.handler)
+                if binding.catch:
+                    break
+            self._drain(step)
+            self._check_overflow(step)
+        except JsFault as fault:
+            self._fault(step, fault)
+        return self._finish(step)
+
+    def expire(self) -> Step:
+        step = Step()
+        if self.expired or self.dead or self.vm is None:
+            self.expired = True
+            return step
+        self.expired = True
+        try:
+            err = self.vm.notify("Expire", {})
+            if err is not None:
+                message = f"{self._name} threw in its Expire notification handler: {self._describe(err)}"
+                step.diagnostics.append(self._js_diag("CMPVM004", message, err))
+            self.vm.stop_timers()
+            self._drain(step)
+        except JsFault as fault:
+            self._fault(step, fault)
+        return self._finish(step)
+
+    def tick(self) -> Step:
+        """Run the callbacks of timers that fired since the last operation (cards with scope.dynamic)."""
+        step = Step()
+        if self.dead or self.vm is None or self.expired:
+            return step
+        try:
+            self.vm.settle_timers()
+            self._drain(step)
+            self._check_overflow(step)
+        except JsFault as fault:
+            self._fault(step, fault)
+        return self._finish(step)
+
+    def close(self) -> list[Diagnostic]:
+        """detached, then release the context; returns what the detached lifetime reported."""
+        diags: list[Diagnostic] = []
+        vm, self.vm = self.vm, None
+        if vm is None:
+            return diags
+        if not self.dead:
+            try:
+                err = vm.lifetime("detached")
+                if err is not None:
+                    message = f"{self._name} threw in lifetimes.detached: {self._describe(err)}"
+                    diags.append(self._js_diag("CMPVM002", message, err))
+                vm.stop_timers()
+            except JsFault:
+                pass  # the context is being released anyway
+        self.dead = True
+        vm.close()
+        return diags
+
+    def view(self, session_id: str) -> CardView:
+        """A snapshot: later events do not change it."""
+        return CardView(
+            card_id=self.card_id,
+            component_path=self.binding.component_path,
+            api_name=self.binding.api_name,
+            session_id=session_id,
+            document=copy.deepcopy(self.renderer.document),
+            data=copy.deepcopy(self.renderer.data),
+            expired=self.expired,
+            expired_text=self.setup.expired_text if self.expired else None,
+            dimensions=self.binding.dimensions,
+            content_height=self.content_height,
+            pending_timers=self.vm.pending_timers if self.vm is not None else 0,
+        )
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.renderer.data
+
+    # -- steps -----------------------------------------------------------------------------------
+
+    def _start(self, step: Step) -> ComponentVm | None:
+        s = self.setup
+        main = self.binding.component_path + ".js"
+        vm = ComponentVm(
+            s.code,
+            main,
+            self.host,
+            self._limits,
+            s.loop,
+            native=s.native,
+            dynamic=self.binding.dynamic,
+            slice_timeout_s=s.slice_timeout_s,
+        )
+        self.vm = vm
+        err = vm.load()
+        if err is not None:
+            self._fail(step, "CMPVM001", f"{main} failed to load: {self._describe(err)}", err)
+            return None
+        return vm
+
+    def _first_render(self, step: Step, data: dict[str, Any]) -> bool:
+        try:
+            self.renderer.render(data)
+        except Exception as exc:  # a renderer bug on odd data must become a fallback, not a crash
+            self._fail(step, "CMPVM009", f"{self._name} could not be rendered: {type(exc).__name__}: {exc}", None)
+            return False
+        self.content_height = self._heights.measure(self.renderer.document.root)
+        return True
+
+    def _drain(self, step: Step) -> None:
+        """Take setData changes, re-render incrementally, run setData callbacks; repeat until quiet."""
+        assert self.vm is not None
+        for _ in range(MAX_CALLBACK_ROUNDS):
+            taken = self.vm.take()
+            for err in taken.errors:
+                message = f"{self._name}: an async handler or setData callback threw: {self._describe(err)}"
+                step.diagnostics.append(self._js_diag("CMPVM004", message, err))
+            if taken.changes:
+                step.data_changed = True
+                step.patches.extend(self._update(taken.changes, step))
+            if not taken.callbacks:
+                return
+            self.vm.run_callbacks()
+
+    def _update(self, changes: dict[str, Any], step: Step) -> list[Patch]:
+        try:
+            return self.renderer.update(changes)
+        except Exception as exc:  # resynchronise from the component's own data with a full render
+            message = f"{self._name}: incremental render failed ({type(exc).__name__}: {exc}); re-rendered in full"
+            step.diagnostics.append(runtime_diagnostic("CMPVM009", message, file=self._file))
+            assert self.vm is not None
+            try:
+                doc = self.renderer.render(self.vm.snapshot())
+            except Exception:
+                return []
+            return [ReplaceRoot(doc.root)]
+
+    def _check_overflow(self, step: Step) -> None:
+        assert self.vm is not None
+        if any(isinstance(p, ReplaceRoot) for p in step.patches):
+            height = self._heights.measure(self.renderer.document.root)
+        elif step.patches:
+            height = self._heights.measure(self.renderer.document.root, _touched(step.patches))
+        else:
+            height = self.content_height
+        self.content_height = height
+        limit = self.binding.dimensions.max_height
+        if height <= limit or self._overflow_reported == height:
+            return
+        self._overflow_reported = height
+        step.diagnostics.append(
+            runtime_diagnostic(
+                "CMPVM010",
+                f"{self._name} renders about {height:.0f}px tall, more than maxHeight {limit}px; the rest is clipped",
+                file=self._file,
+            )
+        )
+        payload = {"contentHeight": height, "overflowHeight": height - limit, "maxHeight": limit}
+        err = self.vm.notify("Overflow", payload)
+        if err is not None:
+            message = f"{self._name} threw in its Overflow notification handler: {self._describe(err)}"
+            step.diagnostics.append(self._js_diag("CMPVM004", message, err))
+        self._drain(step)
+
+    def _finish(self, step: Step) -> Step:
+        actions, diags = self.host.take()
+        step.actions.extend(actions)
+        step.diagnostics = diags + step.diagnostics + list(self.render_sink)
+        self.render_sink = DiagnosticSink()
+        self.renderer.sink = self.render_sink
+        if self.vm is not None:
+            step.console.extend(self.vm.console())
+        return step
+
+    def _fail(self, step: Step, code: str, message: str, err: JsError | None) -> None:
+        step.failure = message
+        step.diagnostics.append(self._js_diag(code, message, err) if err else runtime_diagnostic(code, message))
+
+    def _fault(self, step: Step, fault: JsFault) -> None:
+        what = {
+            "timeout": f"ran past its {self.setup.slice_timeout_s:g} s deadline",
+            "memory": f"ran out of memory (limit {self.setup.config.memory_limit >> 20} MB)",
+            "stack": "exceeded the stack size (recursion too deep)",
+            "stalled": "waited on a promise that can never settle",
+            "error": f"failed: {fault.message}",
+        }[fault.kind]
+        message = f"{self._name} {what} and was stopped"
+        step.failure = message
+        step.diagnostics.append(runtime_diagnostic("CMPVM011", message, file=self._file))
+        self.dead = True
+
+    def _warn(self, step: Step, message: str) -> None:
+        step.diagnostics.append(runtime_diagnostic("CMPVM012", message))
+
+    def _js_diag(self, code: str, message: str, err: JsError | None) -> Diagnostic:
+        d = runtime_diagnostic(code, message, file=(err.file if err and err.file else self._file))
+        if err is not None and err.line:
+            d = d.model_copy(update={"span": Span.point(err.line, err.column or 1)})
+        return d
+
+    @staticmethod
+    def _describe(err: JsError) -> str:
+        where = f" (at {err.file}:{err.line})" if err.file and err.line else ""
+        return err.headline + where
+
+    @property
+    def _name(self) -> str:
+        return self.binding.component_path
+
+    @property
+    def _file(self) -> str:
+        return self.binding.component_path + ".js"
+
+
+def _touched(patches: list[Patch]) -> set[str]:
+    ids: set[str] = set()
+    for p in patches:
+        if isinstance(p, Insert):
+            ids.update((p.parent, p.node.id))
+        elif isinstance(p, Remove | Move):
+            ids.update((p.parent, p.id))
+        elif not isinstance(p, ReplaceRoot):
+            ids.add(p.id)
+    return ids
+
+
+def _chain_to(root: RenderNode, node_id: str) -> list[RenderNode] | None:
+    """The nodes from the root down to ``node_id``, or None."""
+    stack: list[tuple[RenderNode, int]] = [(root, 0)]
+    path: list[RenderNode] = []
+    while stack:
+        node, depth = stack.pop()
+        del path[depth:]
+        path.append(node)
+        if node.id == node_id:
+            return path
+        if node.children:
+            stack.extend((c, depth + 1) for c in reversed(node.children))
+    return None
+
+
+def _dataset(node: RenderNode) -> dict[str, Any]:
+    for binding in (node.events or {}).values():
+        return binding.dataset
+    return {}
+
+
+def _element_id(node: RenderNode) -> str:
+    value = node.props.get("id")
+    return value if isinstance(value, str) else ""

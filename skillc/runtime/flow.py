@@ -1,0 +1,238 @@
+"""Scripted conversations (``skillc run SKILL --script FLOW.json``): API calls, taps, follow-ups, expiry.
+
+A flow is JSON::
+
+    {"steps": [
+      {"call": "searchDrinks", "arguments": {"keyword": "latte"}},
+      {"tap": {"handler": "onSelect", "dataset": {"id": "d02"}}},
+      {"follow": true, "approve": true},
+      {"expire": "card-1"}
+    ]}
+
+A tap picks its node by handler and dataset (a subset match) on a card (``card``: a card id or an
+API name; the newest card by default). ``follow`` runs the api/call blocks of the latest follow-up
+message through the whole call chain. Each step becomes a :class:`StepRecord`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillc.diagnostics import Diagnostic, Severity
+from skillc.ir.diff import Patch, patches_to_plain
+from skillc.ir.render import RenderNode
+from skillc.runtime.card_host import CardHost
+from skillc.runtime.card_models import (
+    ApiCallAction,
+    CallOutcome,
+    CardView,
+    ComponentAction,
+    EventOutcome,
+    FallbackRequest,
+    SendFollowUpMessage,
+)
+from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome
+from skillc.runtime.host import runtime_diagnostic
+
+
+class _Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    note: str | None = None
+
+
+class CallStep(_Step):
+    call: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    approve: bool = False
+
+
+class NodeSelector(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    handler: str | None = None
+    dataset: dict[str, Any] = Field(default_factory=dict)
+    node: str | None = Field(default=None, description="a Render IR node id, instead of handler/dataset")
+    card: str | None = Field(default=None, description="a card id or an API name; the newest card by default")
+
+
+class TapStep(_Step):
+    tap: NodeSelector
+    event: Literal["tap", "load", "error"] = "tap"
+    detail: Any = None
+
+
+class FollowStep(_Step):
+    follow: Literal[True]
+    approve: bool = False
+
+
+class ExpireStep(_Step):
+    expire: str = Field(description="a card id or an API name")
+
+
+FlowStep = CallStep | TapStep | FollowStep | ExpireStep
+
+
+class FlowScript(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str | None = None
+    steps: list[FlowStep]
+
+
+class StepRecord(BaseModel):
+    """What one step did. ``fallback_card`` is the generic card the caller built (e.g. CardSpec)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    index: int
+    kind: Literal["call", "tap", "follow", "expire"]
+    title: str
+    api: list[ApiCallOutcome] = Field(default_factory=list)
+    cards: list[CardView] = Field(default_factory=list)
+    fallbacks: list[FallbackRequest] = Field(default_factory=list)
+    fallback_cards: list[dict[str, Any]] = Field(default_factory=list)
+    handled: list[str] = Field(default_factory=list)
+    patches: list[Patch] = Field(default_factory=list)
+    actions: list[ComponentAction] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    failed: bool = False
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "kind": self.kind,
+            "title": self.title,
+            "failed": self.failed,
+            "api": [a.wire() for a in self.api],
+            "cards": [c.wire() for c in self.cards],
+            "fallbacks": [f.wire() for f in self.fallbacks],
+            "fallbackCards": self.fallback_cards,
+            "handled": self.handled,
+            "patches": patches_to_plain(self.patches),
+            "actions": [a.wire() for a in self.actions],
+            "diagnostics": [d.model_dump(mode="json", exclude_none=True) for d in self.diagnostics],
+        }
+
+
+FallbackBuilder = Callable[[FallbackRequest], dict[str, Any]]
+
+
+class FlowRunner:
+    """Replays a flow on a card host, one step at a time."""
+
+    def __init__(self, host: CardHost, context: ApiCallContext, fallback: FallbackBuilder | None = None) -> None:
+        self.host = host
+        self.context = context
+        self.fallback = fallback
+        self._cards: list[tuple[str, str]] = []  # (card id, api name), oldest first
+        self._follow_up: SendFollowUpMessage | ApiCallAction | None = None
+
+    async def run(self, script: FlowScript) -> list[StepRecord]:
+        return [await self.step(i + 1, s) for i, s in enumerate(script.steps)]
+
+    async def step(self, index: int, step: FlowStep) -> StepRecord:
+        if isinstance(step, CallStep):
+            title = f"call {step.call}"
+            record = StepRecord(index=index, kind="call", title=title)
+            self._take_call(record, await self.host.call(step.call, step.arguments, self.context, approve=step.approve))
+        elif isinstance(step, TapStep):
+            record = await self._tap(index, step)
+        elif isinstance(step, FollowStep):
+            record = StepRecord(index=index, kind="follow", title="follow the last follow-up message")
+            if self._follow_up is None:
+                self._fail(record, "there is no follow-up message with an api/call to follow")
+            else:
+                action = self._follow_up
+                self._follow_up = None
+                for called in await self.host.follow(action, self.context, approve=step.approve):
+                    record.title = f"follow api/call {called.api.api_name}"
+                    self._take_call(record, called)
+        else:
+            record = StepRecord(index=index, kind="expire", title=f"expire {step.expire}")
+            card_id = self._card(step.expire)
+            if card_id is None:
+                self._fail(record, f"no card matches {step.expire!r}")
+            else:
+                for outcome in await self.host.expire([card_id]):
+                    self._take_event(record, outcome)
+        record.failed = record.failed or any(d.severity is Severity.ERROR for d in record.diagnostics)
+        return record
+
+    async def _tap(self, index: int, step: TapStep) -> StepRecord:
+        sel = step.tap
+        what = sel.node or f"{sel.handler or '*'}{_dataset_text(sel.dataset)}"
+        record = StepRecord(index=index, kind="tap", title=f"{step.event} {what}")
+        card_id = self._card(sel.card)
+        view = await self.host.card(card_id) if card_id else None
+        if card_id is None or view is None:
+            self._fail(record, f"no card matches {sel.card or 'the newest card'!r}")
+            return record
+        node = _select(view.document.root, sel, step.event)
+        if node is None:
+            self._fail(record, f"card {card_id} has no node with a {step.event} handler matching {what}")
+            return record
+        record.title = f"{step.event} {what} on {card_id} (node {node.id})"
+        self._take_event(record, await self.host.event(card_id, node.id, step.event, step.detail))
+        return record
+
+    def _take_call(self, record: StepRecord, outcome: CallOutcome) -> None:
+        record.api.append(outcome.api)
+        record.diagnostics += outcome.api.diagnostics + outcome.diagnostics
+        record.actions += outcome.actions
+        if outcome.card is not None:
+            record.cards.append(outcome.card)
+            self._cards.append((outcome.card.card_id, outcome.api.api_name))
+        if outcome.fallback is not None:
+            record.fallbacks.append(outcome.fallback)
+            if self.fallback is not None:
+                record.fallback_cards.append(self.fallback(outcome.fallback))
+        self._remember(outcome.actions)
+
+    def _take_event(self, record: StepRecord, outcome: EventOutcome) -> None:
+        record.handled += outcome.handled
+        record.patches += outcome.patches
+        record.actions += outcome.actions
+        record.diagnostics += outcome.diagnostics
+        self._remember(outcome.actions)
+
+    def _remember(self, actions: list[ComponentAction]) -> None:
+        for action in actions:
+            if (isinstance(action, SendFollowUpMessage) and action.api_calls()) or isinstance(action, ApiCallAction):
+                self._follow_up = action
+
+    def _card(self, ref: str | None) -> str | None:
+        if ref is None:
+            return self._cards[-1][0] if self._cards else None
+        for card_id, api in reversed(self._cards):
+            if ref in (card_id, api):
+                return card_id
+        return ref if ref.startswith("card-") else None
+
+    @staticmethod
+    def _fail(record: StepRecord, message: str) -> None:
+        record.failed = True
+        record.diagnostics.append(runtime_diagnostic("CMPVM012", message))
+
+
+def _select(root: RenderNode, sel: NodeSelector, event: str) -> RenderNode | None:
+    node: RenderNode
+    for node in root.walk():
+        if sel.node is not None:
+            if node.id == sel.node:
+                return node
+            continue
+        binding = node.events.get(event) if node.events else None
+        if binding is None or (sel.handler is not None and binding.handler != sel.handler):
+            continue
+        if all(binding.dataset.get(k) == v for k, v in sel.dataset.items()):
+            return node
+    return None
+
+
+def _dataset_text(dataset: dict[str, Any]) -> str:
+    return "".join(f"[{k}={v}]" for k, v in dataset.items())

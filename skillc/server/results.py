@@ -1,0 +1,97 @@
+"""What a call produced, as MCP results: ``content`` for the model, the card only in ``_meta``.
+
+A tool result carries the AtomicApiResult's ``content`` and ``structuredContent``; the API's own
+``_meta`` and everything the card view needs (the Render IR, the card id, the tool that takes
+taps, the tool names its api/call blocks map to, a CardSpec fallback) go into the result's
+``_meta`` and never into ``content``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp_types import CallToolResult, ContentBlock, TextContent
+from pydantic import TypeAdapter, ValidationError
+
+from skillc.backends.cardspec_fallback import fallback_card
+from skillc.runtime.card_models import CallOutcome, EventOutcome
+from skillc.runtime.contracts import ContentBlock as ApiBlock
+from skillc.server.tools import CARD_EVENT_TOOL
+
+CARD_META = "skillc/card"
+FALLBACK_META = "skillc/fallback"
+ACTIONS_META = "skillc/actions"
+DIAGNOSTICS_META = "skillc/diagnostics"
+
+_BLOCK: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
+
+
+def _block(block: ApiBlock) -> ContentBlock:
+    if block.type == "text":
+        return TextContent(text=block.text or "")
+    try:
+        return _BLOCK.validate_python(block.model_dump(by_alias=True, exclude_none=True))
+    except ValidationError:
+        # A block type MCP does not know still reaches the model, as its JSON.
+        return TextContent(text=json.dumps(block.model_dump(exclude_none=True), ensure_ascii=False))
+
+
+def error_result(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=message)], is_error=True)
+
+
+def call_result(outcome: CallOutcome, tools: dict[str, str]) -> CallToolResult:
+    """``tools``: API name -> tool name for the card's skill (api/call blocks become tools/call)."""
+    result = outcome.api.result
+    content = [_block(b) for b in result.content] or [TextContent(text="")]
+    if result.is_error:
+        return CallToolResult(content=content, is_error=True)
+    meta: dict[str, Any] = dict(result.meta or {})
+    card = outcome.card
+    if card is not None:
+        view = card.wire()
+        view.pop("data", None)  # the card's data is the component's business; the view renders the document
+        view["eventTool"] = CARD_EVENT_TOOL
+        view["tools"] = tools
+        meta[CARD_META] = view
+    if outcome.fallback is not None:
+        f = outcome.fallback
+        meta[FALLBACK_META] = {
+            "card": fallback_card(f.structured_content, title=f.title, text=f.text),
+            "reason": f.reason,
+            "componentPath": f.component_path,
+        }
+    if outcome.actions:
+        meta[ACTIONS_META] = [a.wire() for a in outcome.actions]
+    diagnostics = outcome.api.diagnostics + outcome.diagnostics
+    if diagnostics:
+        meta[DIAGNOSTICS_META] = [d.model_dump(mode="json", exclude_none=True) for d in diagnostics]
+    return CallToolResult(
+        content=content,
+        structured_content=result.structured_content,
+        is_error=False,
+        _meta=meta or None,
+    )
+
+
+def event_result(outcome: EventOutcome) -> CallToolResult:
+    """An app-only result: the patches and the actions the view carries out."""
+    wire = outcome.wire()
+    structured = {
+        "cardId": outcome.card_id,
+        "handled": outcome.handled,
+        "patches": wire["patches"],
+        "actions": wire["actions"],
+        "contentHeight": outcome.content_height,
+    }
+    if outcome.document is None and not outcome.handled and outcome.diagnostics:
+        return error_result("; ".join(d.message for d in outcome.diagnostics))
+    ran = ", ".join(outcome.handled) or "no handler"
+    meta = {DIAGNOSTICS_META: wire["diagnostics"]} if outcome.diagnostics else None
+    return CallToolResult(
+        content=[TextContent(text=f"card {outcome.card_id}: {ran} ran, {len(outcome.patches)} patches")],
+        structured_content=structured,
+        is_error=False,
+        _meta=meta,
+    )

@@ -1,0 +1,213 @@
+"""The MCP server of ``skillc serve``: one low-level ``mcp.server.Server`` for every served skill.
+
+The low-level server (not ``MCPServer``) because the result must be exactly the skill's: its
+``content``, its ``structuredContent``, the card in ``_meta``, and an ``isError`` result for
+every failure (bad arguments, a JavaScript exception, a deadline, a refusal) instead of a
+protocol error. Each skill has its own :class:`ApiRuntime` and :class:`CardHost`; calls run
+concurrently on their worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server import Server
+from mcp.server.apps import EXTENSION_ID
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    InputRequiredResult,
+    ListResourcesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    TextResourceContents,
+)
+
+from skillc import __version__
+from skillc.ir.viewport import Viewport
+from skillc.runtime.card_host import CardHost
+from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.orchestrator import ApiRuntime
+from skillc.server.catalog import Catalogue
+from skillc.server.consent import MODERN_VERSION, ConsentPolicy
+from skillc.server.results import call_result, error_result, event_result
+from skillc.server.tools import APP_MIME_TYPE, CARD_EVENT_TOOL, ServedApi, card_event_tool, tool_for
+from skillc.server.view import image_origins, view_html
+
+log = logging.getLogger("skillc.server")
+
+
+@dataclass
+class _Skill:
+    runtime: ApiRuntime
+    cards: CardHost
+    resource_domains: list[str]
+
+
+class SkillServer:
+    """Tools, resources and calls for a :class:`Catalogue`. Close it to stop the runtimes."""
+
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        config: RuntimeConfig,
+        *,
+        consent: ConsentPolicy | None = None,
+        viewport: Viewport | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        self.catalogue = catalogue
+        self.config = config
+        self.consent = consent or ConsentPolicy()
+        self.session_id = session_id or f"serve-{uuid.uuid4().hex[:16]}"
+        self._skills: dict[str, _Skill] = {}
+        for loaded in catalogue.skills:
+            runtime = ApiRuntime(loaded.package, config)
+            cards = CardHost(runtime, viewport=viewport or Viewport())
+            self._skills[loaded.package.name] = _Skill(runtime, cards, image_origins(loaded.package))
+        self._card_skill: dict[str, str] = {}
+        self._tools = [tool_for(a) for a in catalogue.apis.values()]
+        if catalogue.components:
+            self._tools.append(card_event_tool())
+        self.server: Server[Any] = Server(
+            "skillc",
+            version=__version__,
+            instructions=self._instructions(),
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_read_resource=self.read_resource,
+        )
+        if catalogue.components:
+            self.server.extensions[EXTENSION_ID] = {}
+
+    def _instructions(self) -> str:
+        names = ", ".join(s.package.name for s in self.catalogue.skills) or "none"
+        return (
+            f"Skills served: {names}. Each tool is an atomic API of a WeChat mini-program skill; "
+            "tools at risk L3/L4 run only with the user's consent."
+        )
+
+    # -- handlers --------------------------------------------------------------------------------
+
+    async def list_tools(
+        self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=self._tools)
+
+    async def list_resources(
+        self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        resources = [
+            Resource(
+                uri=uri,
+                name=f"{skill}/{path.split('/')[1]}",
+                title=f"{skill} card {path}",
+                mime_type=APP_MIME_TYPE,
+            )
+            for uri, (skill, path) in self.catalogue.components.items()
+        ]
+        return ListResourcesResult(resources=resources)
+
+    async def read_resource(
+        self, _ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        uri = str(params.uri)
+        found = self.catalogue.components.get(uri)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+        skill, path = found
+        ui: dict[str, Any] = {"prefersBorder": True}
+        domains = self._skills[skill].resource_domains
+        if domains:
+            ui["csp"] = {"resourceDomains": domains}
+        contents = TextResourceContents(
+            uri=uri, mime_type=APP_MIME_TYPE, text=view_html(skill, path, uri), _meta={"ui": ui}
+        )
+        return ReadResourceResult(contents=[contents])
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            if params.name == CARD_EVENT_TOOL and self.catalogue.components:
+                return await self._card_event(params.arguments or {})
+            api = self.catalogue.apis.get(params.name)
+            if api is None:
+                known = ", ".join(sorted(self.catalogue.apis)) or "none"
+                return error_result(f"Unknown tool: {params.name} (tools: {known})")
+            return await self._call_api(ctx, api, params)
+        except Exception as err:  # a bug of ours must reach the client as a result, never an HTTP 500
+            log.exception("tools/call %s failed", params.name)
+            return error_result(f"skillc could not run {params.name}: internal error ({type(err).__name__}: {err})")
+
+    # -- calls -----------------------------------------------------------------------------------
+
+    async def _call_api(
+        self, ctx: ServerRequestContext[Any], api: ServedApi, params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
+        skill = self._skills[api.skill]
+        arguments = params.arguments if params.arguments is not None else {}
+        approve = False  # only consulted for L3/L4
+        if api.risk.needs_approval:
+            decision = self._consent(ctx, api, arguments, params)
+            if isinstance(decision, InputRequiredResult):
+                return decision
+            approve = decision
+        context = skill.runtime.context(api.spec.name, session_id=self.session_id)
+        outcome = await skill.cards.call(api.spec.name, arguments, context, approve=approve)
+        if outcome.card is not None:
+            self._card_skill[outcome.card.card_id] = api.skill
+        return call_result(outcome, self.catalogue.tool_names(api.skill))
+
+    def _consent(
+        self, ctx: ServerRequestContext[Any], api: ServedApi, arguments: dict[str, Any], params: CallToolRequestParams
+    ) -> bool | InputRequiredResult:
+        if self.consent.allows(api):
+            return True
+        answer = self.consent.answer(api, arguments, params.input_responses, params.request_state)
+        if answer is not None:
+            return answer
+        if self.consent.elicit and ctx.protocol_version == MODERN_VERSION and _can_elicit(ctx):
+            return self.consent.ask(api, arguments)
+        return False
+
+    async def _card_event(self, arguments: dict[str, Any]) -> CallToolResult:
+        card_id, node_id = arguments.get("cardId"), arguments.get("nodeId")
+        event = arguments.get("event", "tap")
+        detail = arguments.get("detail")
+        if not isinstance(card_id, str) or not isinstance(node_id, str) or event not in ("tap", "load", "error"):
+            return error_result(
+                f"invalid arguments for {CARD_EVENT_TOOL}: cardId and nodeId must be strings, "
+                "event one of tap, load, error"
+            )
+        name = self._card_skill.get(card_id)
+        if name is None:
+            # A card from before a restart: the skill whose store knows it.
+            for candidate, skill in self._skills.items():
+                if await skill.cards.card(card_id) is not None:
+                    name = self._card_skill[card_id] = candidate
+                    break
+        if name is None:
+            return error_result(f"no card {card_id} is known to this server")
+        outcome = await self._skills[name].cards.event(card_id, node_id, str(event), detail)
+        return event_result(outcome)
+
+    async def close(self) -> None:
+        for skill in self._skills.values():
+            await skill.cards.close()
+            skill.runtime.close()
+
+
+def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+    caps = getattr(ctx.session, "client_capabilities", None)
+    return caps is not None and getattr(caps, "elicitation", None) is not None

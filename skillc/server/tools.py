@@ -1,0 +1,134 @@
+"""mcp.json APIs as MCP tool definitions: names, schemas, annotations from the risk level, ui links.
+
+The risk level decides the annotations a client shows its user: L0/L1 are read-only, nothing
+skillc serves is destructive (an L3/L4 API asks for consent instead), and an API of a skill whose
+code calls ``wx.request`` reaches the open world. Whether a skill calls ``wx.request`` is read
+from its API code (index.js and every .js outside components/), not from each handler alone,
+because handlers share modules freely.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.apps import APP_MIME_TYPE
+from mcp_types import Tool, ToolAnnotations
+
+from skillc.frontend.manifest import ApiSpec
+from skillc.frontend.package import SkillPackage
+from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.contracts import RiskLevel
+
+__all__ = ["APP_MIME_TYPE", "CARD_EVENT_TOOL", "ServedApi", "api_risk", "card_event_tool", "tool_for", "ui_uri"]
+
+CARD_EVENT_TOOL = "skillc_card_event"
+_WX_REQUEST = re.compile(r"\bwx\s*\.\s*request\b")
+_TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def api_risk(spec: ApiSpec, config: RuntimeConfig) -> RiskLevel:
+    """The risk level the orchestrator applies: configuration, then ``_meta.x_skillc.risk``, else the default.
+
+    An unknown value counts as L4, as in the orchestrator (which reports it as RUN024 on call).
+    """
+    if spec.name in config.risk_overrides:
+        return config.risk_overrides[spec.name]
+    vendor = spec.vendor_meta.get("x_skillc")
+    raw = vendor.get("risk") if isinstance(vendor, dict) else None
+    if raw is None:
+        return config.default_risk
+    try:
+        return RiskLevel(raw)
+    except ValueError:
+        return RiskLevel.L4
+
+
+def uses_wx_request(package: SkillPackage) -> bool:
+    return any(
+        path.endswith(".js") and not path.startswith("components/") and _WX_REQUEST.search(text)
+        for path, text in package.sources.items()
+    )
+
+
+def ui_uri(skill: str, component_path: str) -> str:
+    """``ui://<skill>/<component>`` for ``components/<component>/index``."""
+    parts = component_path.split("/")
+    name = parts[1] if len(parts) == 3 else component_path.replace("/", "-")
+    return f"ui://{_TOOL_NAME_BAD.sub('-', skill)}/{name}"
+
+
+@dataclass(frozen=True)
+class ServedApi:
+    """One API of one skill as the server exposes it."""
+
+    tool_name: str
+    skill: str
+    spec: ApiSpec
+    risk: RiskLevel
+    open_world: bool
+    resource_uri: str | None  # set when the API is bound to a component that can be served
+
+
+def tool_for(api: ServedApi) -> Tool:
+    spec = api.spec
+    annotations = ToolAnnotations(
+        read_only_hint=api.risk.rank <= 1,
+        destructive_hint=False,
+        open_world_hint=api.open_world,
+    )
+    meta: dict[str, Any] = {"skillc/risk": api.risk.value, "skillc/skill": api.skill, "skillc/api": spec.name}
+    if api.resource_uri is not None:
+        meta["ui"] = {"resourceUri": api.resource_uri, "visibility": ["model", "app"]}
+        meta["ui/resourceUri"] = api.resource_uri  # the flat key older hosts read
+    description = spec.description
+    if api.risk.needs_approval:
+        description += f" (Risk {api.risk.value}: runs only with the user's consent.)"
+    return Tool(
+        name=api.tool_name,
+        description=description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=annotations,
+        _meta=meta,
+    )
+
+
+CARD_EVENT_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "cardId": {"type": "string", "description": "the card the event happened on"},
+        "nodeId": {"type": "string", "description": "the Render IR id of the innermost node that was tapped"},
+        "event": {"type": "string", "enum": ["tap", "load", "error"], "default": "tap"},
+        "detail": {"type": "object", "description": "event.detail (image size for load, errMsg for error)"},
+    },
+    "required": ["cardId", "nodeId"],
+    "additionalProperties": False,
+}
+
+CARD_EVENT_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "cardId": {"type": "string"},
+        "handled": {"type": "array", "items": {"type": "string"}},
+        "patches": {"type": "array", "items": {"type": "object"}},
+        "actions": {"type": "array", "items": {"type": "object"}},
+        "contentHeight": {"type": "number"},
+    },
+    "required": ["cardId", "patches", "actions"],
+}
+
+
+def card_event_tool() -> Tool:
+    """The app-only tool a card view calls when the user taps: runs the event in the Component VM."""
+    return Tool(
+        name=CARD_EVENT_TOOL,
+        title="Card event",
+        description="Deliver a user event (tap) on a skill card to its component; returns Render IR patches. "
+        "Called by the card view, never by the model.",
+        input_schema=CARD_EVENT_INPUT,
+        output_schema=CARD_EVENT_OUTPUT,
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        _meta={"ui": {"visibility": ["app"]}},
+    )
