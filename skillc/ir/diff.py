@@ -11,14 +11,13 @@ Op order matters and is part of the format: every ``remove`` comes first; then, 
 
 from __future__ import annotations
 
-import copy
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from skillc.ir.render import TEXT, EventBinding, RenderNode
+from skillc.ir.render import TEXT, EventBinding, RenderNode, copy_json
 
 
 @dataclass(slots=True)
@@ -228,7 +227,7 @@ class PatchError(ValueError):
 
 def apply(tree: RenderNode, patches: list[Patch]) -> RenderNode:
     """Apply patches to a copy of ``tree`` and return it."""
-    root = copy.deepcopy(tree)
+    root = tree.clone()
     index: dict[str, RenderNode] = {}
 
     def add(node: RenderNode) -> None:
@@ -249,11 +248,11 @@ def apply(tree: RenderNode, patches: list[Patch]) -> RenderNode:
 
     for p in patches:
         if isinstance(p, ReplaceRoot):
-            root = copy.deepcopy(p.node)
+            root = p.node.clone()
             index.clear()
             add(root)
         elif isinstance(p, SetProp):
-            get(p.id).props[p.name] = copy.deepcopy(p.value)
+            get(p.id).props[p.name] = copy_json(p.value)
         elif isinstance(p, RemoveProp):
             get(p.id).props.pop(p.name, None)
         elif isinstance(p, SetText):
@@ -266,7 +265,11 @@ def apply(tree: RenderNode, patches: list[Patch]) -> RenderNode:
                 else:
                     style[k] = v
         elif isinstance(p, SetEvents):
-            get(p.id).events = copy.deepcopy(p.events) if p.events else None
+            get(p.id).events = (
+                {k: EventBinding(e.handler, e.catch, copy_json(e.dataset)) for k, e in p.events.items()}
+                if p.events
+                else None
+            )
         elif isinstance(p, Remove):
             parent = get(p.parent)
             children = parent.children or []
@@ -278,7 +281,7 @@ def apply(tree: RenderNode, patches: list[Patch]) -> RenderNode:
             parent = get(p.parent)
             if parent.children is None:
                 parent.children = []
-            node = copy.deepcopy(p.node)
+            node = p.node.clone()
             parent.children.insert(p.index, node)
             add(node)
         elif isinstance(p, Move):

@@ -30,7 +30,7 @@ from skillc.ir.datapath import DataPath, merge_data, normalise
 from skillc.ir.diff import Patch, SetStyle, SetText, diff, diff_shallow
 from skillc.ir.expreval import Scope, evaluate
 from skillc.ir.jsvalue import JSValue, get_member, to_boolean, to_string, to_text
-from skillc.ir.render import TEXT, EventBinding, RenderDocument, RenderNode
+from skillc.ir.render import TEXT, EventBinding, RenderDocument, RenderNode, copy_json
 from skillc.ir.styles import INHERITED_PROPERTIES, CompiledStylesheet, ElementKey, ResolvedStyle, StyleResolver
 from skillc.ir.template import Binding, Block, Element, For, IfChain, Node, Part, TemplateCall, Text
 from skillc.ir.viewport import Viewport
@@ -302,7 +302,7 @@ class CardRenderer:
 
     def render(self, data: Mapping[str, Any]) -> RenderDocument:
         """A full render from JSON-like data (copied: the caller's object is not kept)."""
-        self.data = _copy_json(dict(data))
+        self.data = copy_json(dict(data))
         self._trie = _Trie()
         self._registered = self._live_after_compact = 0
         node = RenderNode(ROOT_ID, "view", {}, {}, None, [])
@@ -318,7 +318,7 @@ class CardRenderer:
             self.render({})
         # Merged in place: loop scopes hold references to items, and replacing a list by one with
         # the same keys then costs only the leaves that really differ.
-        paths = merge_data(self.data, _copy_json(dict(changes)))
+        paths = merge_data(self.data, copy_json(dict(changes)))
         found: dict[int, _Watch] = {}
         for path in paths:
             self._trie.collect(path, found)
@@ -772,15 +772,6 @@ def _iterate(value: JSValue) -> Iterator[tuple[str | int, JSValue]]:
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         for i in range(int(min(value, 100000))):
             yield i, i
-
-
-def _copy_json(value: Any) -> Any:
-    """A deep copy of JSON-like data (much cheaper than copy.deepcopy: no memo, no reducers)."""
-    if isinstance(value, dict):
-        return {k: _copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy_json(v) for v in value]
-    return value
 
 
 def _plain(value: JSValue) -> Any:

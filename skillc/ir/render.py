@@ -70,6 +70,14 @@ class RenderNode:
     def text_content(self) -> str:
         return "".join(n.text or "" for n in self.walk() if n.type == TEXT)
 
+    def clone(self) -> RenderNode:
+        """A deep copy; several times faster than copy.deepcopy on a tree of plain JSON values."""
+        events = None
+        if self.events is not None:
+            events = {k: EventBinding(e.handler, e.catch, copy_json(e.dataset)) for k, e in self.events.items()}
+        children = [c.clone() for c in self.children] if self.children is not None else None
+        return RenderNode(self.id, self.type, copy_json(self.props), dict(self.style), events, children)
+
 
 @dataclass(slots=True)
 class RenderDocument:
@@ -77,9 +85,21 @@ class RenderDocument:
     viewport: Viewport
     root: RenderNode
 
+    def clone(self) -> RenderDocument:
+        return RenderDocument(self.version, self.viewport, self.root.clone())
+
     def to_json(self, *, indent: int | None = 2) -> str:
         """Deterministic JSON: sorted keys, absent optional fields omitted, UTF-8 kept."""
         return json.dumps(to_plain(self), ensure_ascii=False, sort_keys=True, indent=indent)
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of JSON-like data (dicts, lists, scalars): no memo, no reducers."""
+    if isinstance(value, dict):
+        return {k: copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_json(v) for v in value]
+    return value
 
 
 NODE_ADAPTER: TypeAdapter[RenderNode] = TypeAdapter(RenderNode)

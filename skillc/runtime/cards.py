@@ -14,7 +14,6 @@ host pins it). Nothing here raises on what a component does: failures come back 
 from __future__ import annotations
 
 import asyncio
-import copy
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +22,7 @@ from skillc.diagnostics import Diagnostic, DiagnosticSink, Span
 from skillc.ir.component import CompiledComponent
 from skillc.ir.diff import Insert, Move, Patch, Remove, ReplaceRoot
 from skillc.ir.evaluate import CardRenderer
-from skillc.ir.render import RenderNode
+from skillc.ir.render import RenderNode, copy_json
 from skillc.ir.viewport import Viewport
 from skillc.runtime.apivm import JsError
 from skillc.runtime.card_layout import HeightCache
@@ -269,8 +268,8 @@ class Card:
             component_path=self.binding.component_path,
             api_name=self.binding.api_name,
             session_id=session_id,
-            document=copy.deepcopy(self.renderer.document),
-            data=copy.deepcopy(self.renderer.data),
+            document=self.renderer.document.clone(),
+            data=copy_json(self.renderer.data),
             expired=self.expired,
             expired_text=self.setup.expired_text if self.expired else None,
             dimensions=self.binding.dimensions,
