@@ -37,6 +37,26 @@ class Span(BaseModel):
     def point(cls, line: int, column: int, width: int = 1) -> Span:
         return cls(line=line, column=column, end_line=line, end_column=column + max(width, 1))
 
+    @classmethod
+    def trusted(cls, line: int, column: int, end_line: int, end_column: int) -> Span:
+        """A span from positions a parser computed itself, without validation.
+
+        Parsers build one per node; validation (even ``model_construct``) took a third of
+        parse time. This fills the instance as ``model_construct`` does; a test checks the
+        result equals a validated Span.
+        """
+        span = _new_object(cls)
+        _set_attr(span, "__dict__", {"line": line, "column": column, "end_line": end_line, "end_column": end_column})
+        _set_attr(span, "__pydantic_fields_set__", _SPAN_FIELDS)
+        _set_attr(span, "__pydantic_extra__", None)
+        _set_attr(span, "__pydantic_private__", None)
+        return span
+
+
+_SPAN_FIELDS = frozenset(Span.model_fields)
+_new_object = object.__new__
+_set_attr = object.__setattr__
+
 
 class Diagnostic(BaseModel):
     """One finding. ``file`` is relative to the skill root, with forward slashes."""

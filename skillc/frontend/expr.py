@@ -154,21 +154,7 @@ class Mustache:
 # --------------------------------------------------------------------------------------
 
 
-_SPAN_FIELDS: Final = frozenset(Span.model_fields)
-_new_object = object.__new__
-_set_attr = object.__setattr__
-
-
-def _span(line: int, column: int, end_line: int, end_column: int) -> Span:
-    # Every node gets a span. Validation, even model_construct, took a third of parse time,
-    # and the values are correct by construction, so fill the instance the way
-    # model_construct does. tests/test_expr.py checks the result equals a validated Span.
-    span = _new_object(Span)
-    _set_attr(span, "__dict__", {"line": line, "column": column, "end_line": end_line, "end_column": end_column})
-    _set_attr(span, "__pydantic_fields_set__", _SPAN_FIELDS)
-    _set_attr(span, "__pydantic_extra__", None)
-    _set_attr(span, "__pydantic_private__", None)
-    return span
+_span = Span.trusted
 
 
 class _Locator:

@@ -45,7 +45,7 @@ class Loc:
         end_column = self.end_column
         if self.end_line == self.line and end_column <= self.column:
             end_column = self.column + 1
-        return Span.model_construct(line=self.line, column=self.column, end_line=self.end_line, end_column=end_column)
+        return Span.trusted(self.line, self.column, self.end_line, end_column)
 
     def to(self, other: Loc) -> Loc:
         return Loc(self.line, self.column, other.end_line, other.end_column)

@@ -601,7 +601,7 @@ def _is_false(attr: wxml.Attribute) -> bool:
 
 
 def _join(a: Span, b: Span) -> Span:
-    return Span.model_construct(line=a.line, column=a.column, end_line=b.end_line, end_column=b.end_column)
+    return Span.trusted(a.line, a.column, b.end_line, b.end_column)
 
 
 # -- public API ----------------------------------------------------------------------------
