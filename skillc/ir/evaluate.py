@@ -131,7 +131,6 @@ class _Elem:
     __slots__ = (
         "alive",
         "ancestors",
-        "children_ctx",
         "depth",
         "ids",
         "key",
@@ -142,6 +141,7 @@ class _Elem:
         "paths",
         "root_known",
         "scope",
+        "sig",
         "style",
         "tchildren",
         "tnode",
@@ -166,6 +166,7 @@ class _Elem:
         self.ids = ids
         self.alive = True
         self.life = _Life()
+        self.sig: tuple[Any, ...] | None = None  # the bound values of the last fill
         self.kids: list[_Elem | _TextRun] = []
         self.depth: int = parent.depth + 1 if parent is not None else 0
         self.ancestors: tuple[ElementKey, ...] = ()
@@ -433,8 +434,10 @@ class CardRenderer:
         elem_id = info.elem_id
         inline = info.inline
         hover = info.hover
+        sig: list[Any] = []
         for name, binding in info.bound:
             bound = self._value(binding, scope)
+            sig.append(bound)
             if name == "class":
                 classes = to_text(bound)
             elif name == "style":
@@ -449,15 +452,23 @@ class CardRenderer:
         if info.events:
             dataset: dict[str, Any] = {}
             for key, raw in info.dataset:
-                v: Any = self._value(raw, scope) if isinstance(raw, Binding) else raw
+                v: Any = raw
+                if isinstance(raw, Binding):
+                    v = self._value(raw, scope)
+                    sig.append(v)
                 if v is not UNDEFINED:
                     dataset[key] = _plain(v)
             events = {}
             for e in info.events:
-                handler = e.handler if isinstance(e.handler, str) else to_text(self._value(e.handler, scope))
+                handler = e.handler
+                if not isinstance(handler, str):
+                    value = self._value(handler, scope)
+                    sig.append(value)
+                    handler = to_text(value)
                 if handler:
                     events[e.name] = EventBinding(handler, e.catch, dataset)
             node.events = events or None
+        inst.sig = tuple(sig)
         inst.key = ElementKey(t.tag, elem_id, tuple(classes.split()) if classes else ())
         parent = inst.parent
         assert parent is not None
@@ -679,6 +690,9 @@ class CardRenderer:
             patches.append(SetText(run.node.id, text))
 
     def _refresh_element(self, inst: _Elem, patches: list[Patch]) -> None:
+        assert inst.tnode is not None
+        if inst.sig is not None and _same(self._signature(self._info(inst.tnode), inst.scope), inst.sig):
+            return  # what it reads changed elsewhere (another item's field): nothing to redo
         node = inst.node
         before = RenderNode(node.id, node.type, dict(node.props), dict(node.style), node.events, None)
         old_key = inst.key
@@ -687,6 +701,14 @@ class CardRenderer:
         patches.extend(diff_shallow(before, node))
         if inst.key != old_key or _inherited(inst.style) != old_inherited:
             self._restyle_kids(inst, patches)
+
+    def _signature(self, info: _ElemInfo, scope: Scope) -> tuple[Any, ...]:
+        """The bound values _fill_element would compute, in the same order."""
+        sig: list[Any] = [self._value(b, scope) for _, b in info.bound]
+        if info.events:
+            sig.extend(self._value(raw, scope) for _, raw in info.dataset if isinstance(raw, Binding))
+            sig.extend(self._value(e.handler, scope) for e in info.events if not isinstance(e.handler, str))
+        return tuple(sig)
 
     def _restyle_kids(self, inst: _Elem, patches: list[Patch]) -> None:
         """A class or inherited style changed: descendants may match other rules now."""
@@ -738,6 +760,11 @@ def _resolver(sheet: CompiledStylesheet | None, viewport: Viewport) -> StyleReso
     resolver = StyleResolver(sheet, viewport)
     cache[(id(sheet), viewport)] = (sheet, resolver)
     return resolver
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    # Python's 1 == True == 1.0; a template prints them differently, so compare types too.
+    return len(a) == len(b) and all(type(x) is type(y) and x == y for x, y in zip(a, b, strict=True))
 
 
 def _depth(w: _Watch) -> int:
