@@ -40,6 +40,10 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+bench: $(STAMP) peers
+	for b in frontend expr styles render backends runtime cards serve_load; do \
+	  echo "== bench/$$b.py"; $(BIN)/python bench/$$b.py || exit 1; done
+
 docs: $(STAMP)
 	$(BIN)/skillc codes --markdown > docs/diagnostics.md
 
