@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 from skillc.runtime.contracts import AuditRecord
-from skillc.runtime.storage import connect
+from skillc.runtime.statedb import StateDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -28,15 +28,10 @@ def arguments_digest(arguments: Any) -> str:
 class AuditLog:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._local = threading.local()
-        self._conn().executescript(_SCHEMA)
+        self._db = StateDb(path, _SCHEMA)
 
-    def _conn(self) -> Any:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = connect(self.path)
-            self._local.conn = conn
-        return conn
+    def _conn(self) -> sqlite3.Connection:
+        return self._db.conn()
 
     def write(self, record: AuditRecord) -> None:
         self._conn().execute("INSERT INTO audit (record) VALUES (?)", (record.model_dump_json(by_alias=True),))

@@ -8,7 +8,7 @@ from the LRU, or one from before a restart, is rebuilt in a fresh context from t
 from __future__ import annotations
 
 import json
-import threading
+import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from skillc.runtime.contracts import ApiCallContext
-from skillc.runtime.storage import connect
+from skillc.runtime.statedb import StateDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cards (
@@ -51,15 +51,10 @@ class CardStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._local = threading.local()
-        self._conn().executescript(_SCHEMA)
+        self._db = StateDb(path, _SCHEMA)
 
-    def _conn(self) -> Any:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = connect(self.path)
-            self._local.conn = conn
-        return conn
+    def _conn(self) -> sqlite3.Connection:
+        return self._db.conn()
 
     def next_seq(self) -> int:
         row = self._conn().execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM cards").fetchone()

@@ -8,11 +8,12 @@ mini-program: 1 MB per key, 10 MB per scope (both configurable).
 from __future__ import annotations
 
 import sqlite3
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel
+
+from skillc.runtime.statedb import StateDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS storage (
@@ -35,14 +36,6 @@ class StorageError(Exception):
     """A storage request the skill made is not allowed (too big); becomes a wx ``fail``."""
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")  # the CLI, the server and guard processes share the file
-    conn.execute("PRAGMA synchronous=NORMAL")
-    return conn
-
-
 class Storage:
     """The storage database. Thread-safe: one connection per thread."""
 
@@ -50,15 +43,10 @@ class Storage:
         self.path = path
         self.key_max_bytes = key_max_bytes
         self.total_max_bytes = total_max_bytes
-        self._local = threading.local()
-        self._conn().executescript(_SCHEMA)
+        self._db = StateDb(path, _SCHEMA)
 
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = connect(self.path)
-            self._local.conn = conn
-        return conn
+        return self._db.conn()
 
     def scope(self, user_did: str, merchant_did: str, skill_id: str) -> StorageScope:
         return StorageScope(self, (user_did, merchant_did, skill_id))
