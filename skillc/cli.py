@@ -1,24 +1,25 @@
-"""The command line: ``skillc check | codes`` (and, as they land, build, render, call, serve, debug)."""
+"""The command line: check, build, render, call, run, serve, schema and codes (click)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from skillc import __version__
-from skillc.backends.base import RenderOptions
-from skillc.backends.registry import find_backend
-from skillc.build import BuildOptions, build_skill, parse_viewport
 from skillc.check import CheckReport, NotASkill, check_path
 from skillc.diagnostics import CATALOGUE, DiagnosticSink, catalogue_markdown, render_text, to_json_obj
 from skillc.frontend.package import load_skill
 from skillc.frontend.project import find_project_skills, miniprogram_root, read_app_json
-from skillc.ir.component import compile_component
-from skillc.ir.evaluate import CardRenderer
-from skillc.ir.viewport import Viewport
+
+if TYPE_CHECKING:
+    from skillc.ir.viewport import Viewport
+
+# Commands import the phases they need when they run: `skillc --help` and `skillc check` should
+# not pay for the evaluator, the backends, QuickJS or the MCP server.
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -133,6 +134,8 @@ def codes(code: str | None, markdown: bool) -> None:
 
 
 def _viewports(specs: tuple[str, ...]) -> tuple[Viewport, ...]:
+    from skillc.build import parse_viewport
+
     try:
         return tuple(parse_viewport(s) for s in specs)
     except ValueError as err:
@@ -196,6 +199,8 @@ def build(
       skillc build examples/coffee-skill -o build
       skillc build examples/coffee-skill --backend html --viewport 390:dark
     """
+    from skillc.build import BuildOptions, build_skill
+
     options = BuildOptions(out_dir=out_dir)
     if backends:
         options.backends = backends
@@ -255,6 +260,12 @@ def render(
       skillc render examples/coffee-skill drink-list --backend json
       skillc render examples/coffee-skill payment-result --data paid.json --width 414 --color-scheme dark
     """
+    from skillc.backends.base import RenderOptions
+    from skillc.backends.registry import find_backend
+    from skillc.ir.component import compile_component
+    from skillc.ir.evaluate import CardRenderer
+    from skillc.ir.viewport import Viewport
+
     sink = DiagnosticSink()
     pkg = load_skill(skill, sink)
     if pkg is None:
@@ -358,8 +369,6 @@ def call(
       skillc call examples/coffee-skill searchDrinks --args '{"keyword": "latte"}'
       skillc call examples/coffee-skill confirmOrder --args '{"drinkId": "d01"}' --approve --json
     """
-    from skillc.diagnostics import DiagnosticSink
-    from skillc.frontend.package import load_skill
     from skillc.runtime.config import RuntimeConfig, default_state_dir
     from skillc.runtime.orchestrator import ApiRuntime
     from skillc.runtime.report import render_outcome
@@ -430,8 +439,6 @@ def run(
     from pydantic import ValidationError
 
     from skillc.backends.cardspec_fallback import fallback_card
-    from skillc.diagnostics import DiagnosticSink
-    from skillc.frontend.package import load_skill
     from skillc.ir.viewport import Viewport
     from skillc.runtime.card_host import CardHost
     from skillc.runtime.card_models import FallbackRequest
