@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from skillc.diagnostics import DiagnosticSink
-from skillc.frontend.expr import UNDEFINED, Mustache, dependencies
+from skillc.frontend.expr import UNDEFINED, Expr, Mustache, dependencies
 from skillc.ir.component import CompiledComponent
 from skillc.ir.datapath import DataPath, merge_data, normalise
 from skillc.ir.diff import Patch, SetStyle, SetText, diff, diff_shallow
@@ -78,6 +78,11 @@ def _deps_of(parts: tuple[Part, ...]) -> tuple[Dep, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _single_expr(b: Binding) -> Expr | None:
+    single = b.single
+    return single.expr if single is not None else None
+
+
 class _ElemInfo:
     """What an element's template node says once and for all, split static / bound."""
 
@@ -101,7 +106,8 @@ class _ElemInfo:
                 self.hover = value if isinstance(value, str) else None
             else:
                 self.props[name] = value
-        self.bound = tuple(t.bindings.items())
+        # (name, binding, the expression of a one-mustache value or None)
+        self.bound = tuple((name, b, _single_expr(b)) for name, b in t.bindings.items())
         self.dataset = tuple(t.dataset.items())
         self.events = t.events
         parts: list[Part] = []
@@ -435,8 +441,8 @@ class CardRenderer:
         inline = info.inline
         hover = info.hover
         sig: list[Any] = []
-        for name, binding in info.bound:
-            bound = self._value(binding, scope)
+        for name, binding, single in info.bound:
+            bound = evaluate(single, scope) if single is not None else self._value(binding, scope)
             sig.append(bound)
             if name == "class":
                 classes = to_text(bound)
@@ -704,7 +710,7 @@ class CardRenderer:
 
     def _signature(self, info: _ElemInfo, scope: Scope) -> tuple[Any, ...]:
         """The bound values _fill_element would compute, in the same order."""
-        sig: list[Any] = [self._value(b, scope) for _, b in info.bound]
+        sig: list[Any] = [evaluate(e, scope) if e is not None else self._value(b, scope) for _, b, e in info.bound]
         if info.events:
             sig.extend(self._value(raw, scope) for _, raw in info.dataset if isinstance(raw, Binding))
             sig.extend(self._value(e.handler, scope) for e in info.events if not isinstance(e.handler, str))

@@ -11,9 +11,9 @@ cached by (ancestor chain, element, inline style).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -237,36 +237,16 @@ def _feature_matches(feature: MediaFeature, vp: Viewport) -> bool:
 # ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class ElementKey:
+class ElementKey(NamedTuple):
     """What selectors can see of an element: its tag, id and classes.
 
-    Keys are hashed for every resolve (alone and inside ancestor chains), so the hash is
-    computed once at construction.
+    Keys are hashed and compared for every resolve (alone and inside ancestor chains); as a
+    tuple, that happens in C.
     """
 
     tag: str
     id: str | None = None
     classes: tuple[str, ...] = ()
-    _hash: int = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.tag, self.id, self.classes)))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, ElementKey):
-            return NotImplemented
-        return (
-            self._hash == other._hash
-            and self.tag == other.tag
-            and self.id == other.id
-            and self.classes == other.classes
-        )
 
 
 class ResolvedStyle(dict[str, str]):
