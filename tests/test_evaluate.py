@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skillc.backends.registry import get_backend
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import SkillPackage, load_skill
 from skillc.ir.component import CompiledComponent, compile_component
@@ -191,3 +192,40 @@ def test_other_cards_update_incrementally(coffee: SkillPackage, name: str) -> No
     ):
         tree = apply(tree, r.update(change))
         assert tree == CardRenderer(comp).render(r.data).root
+
+
+json_data = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=20,
+)
+card_data = st.fixed_dictionaries(
+    {},
+    optional={
+        "drinks": json_data,
+        "selectedId": json_data,
+        "title": json_data,
+        "order": json_data,
+        "status": st.sampled_from(["success", "failed", "", None]) | json_data,
+        "confirmed": json_data,
+    },
+)
+
+
+def _not_json(word: str) -> None:
+    raise AssertionError(f"{word} in the Render IR: JSON.stringify would have written null")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["drink-list", "order-confirm", "payment-result"]), card_data, card_data)
+def test_any_json_data_renders_and_updates(name: str, first: dict[str, Any], second: dict[str, Any]) -> None:
+    """Wrong types, missing fields, NaN, nesting: a card renders them as JavaScript would, never raises."""
+    pkg = load_skill(COFFEE, DiagnosticSink())
+    assert pkg is not None
+    comp = _component(pkg, name)
+    live = CardRenderer(comp, sink=DiagnosticSink())
+    tree = copy.deepcopy(live.render(first).root)
+    text = get_backend("json").render(live.document)
+    jsonschema.validate(json.loads(text, parse_constant=_not_json), render_ir_schema())
+    tree = apply(tree, live.update(second))
+    assert tree == CardRenderer(comp).render(live.data).root

@@ -19,6 +19,7 @@ position (``0.1.0[d03].2``); keys come from ``wx:key`` (or the index without one
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -808,12 +809,12 @@ def _iterate(value: JSValue) -> Iterator[tuple[str | int, JSValue]]:
 
 
 def _plain(value: JSValue) -> Any:
-    """JSON data for the Render IR: undefined inside containers becomes null, as JSON.stringify would
-    drop it from objects and write null in arrays."""
+    """JSON data for the Render IR, as JSON.stringify would make it: undefined is dropped from
+    objects and null in arrays, NaN and the infinities are null."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items() if v is not UNDEFINED}
     if isinstance(value, list):
         return [None if v is UNDEFINED else _plain(v) for v in value]
-    if value is UNDEFINED:
+    if value is UNDEFINED or (isinstance(value, float) and not math.isfinite(value)):
         return None
     return value
