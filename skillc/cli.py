@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -565,6 +566,16 @@ def serve(
     for skill in catalogue.skills:
         tools = [a.tool_name for a in catalogue.apis.values() if a.skill == skill.package.name]
         click.echo(f"serving {skill.package.name} ({skill.display}): {', '.join(tools)}", err=True)
+    # Bind first, so that --port 0 can say which port it got and a busy port fails before serving.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as err:
+        click.echo(f"skillc: error: cannot listen on {host}:{port}: {err.strerror or err}", err=True)
+        sys.exit(EXIT_USAGE)
+    port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"MCP endpoint: http://{shown}:{port}/mcp", err=True)
-    uvicorn.Server(uvicorn_config(prepared, host, port)).run()
+    uvicorn.Server(uvicorn_config(prepared, host, port)).run(sockets=[sock])
