@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import SkillPackage
@@ -18,6 +19,9 @@ class CompiledComponent:
     template: Template
     stylesheet: CompiledStylesheet | None
     style_inputs: tuple[str, ...] = ()
+    # What the evaluator derives once per template node (static parts, dependencies), shared by
+    # every card rendered from this component. Keyed by node identity; the template owns the nodes.
+    render_cache: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def inputs(self) -> list[str]:

@@ -292,9 +292,9 @@ class CardRenderer:
         self._trie = _Trie()
         self._registered = 0
         self._live_after_compact = 0
-        # Per template node, by identity (the template outlives the renderer): what is static.
-        self._infos: dict[int, _ElemInfo] = {}
-        self._text_deps: dict[int, tuple[Dep, ...]] = {}
+        # Per template node (by identity): its static parts and dependencies. Shared through the
+        # component by every card rendered from it.
+        self._cache: dict[int, Any] = component.render_cache
         self._track = True
         self._root: _Elem | None = None
         self._reported: set[tuple[str, str]] = set()
@@ -382,9 +382,9 @@ class CardRenderer:
             run = _TextRun(t, node, parent, scope)
             parent.kids.append(run)
             if self._track:
-                deps = self._text_deps.get(id(t))
+                deps = self._cache.get(id(t))
                 if deps is None:
-                    deps = self._text_deps[id(t)] = _deps_of(t.parts)
+                    deps = self._cache[id(t)] = _deps_of(t.parts)
                 if deps:
                     self._watch(deps, _Watch("text", run), paths, root_known)
             out.append(node)
@@ -423,9 +423,9 @@ class CardRenderer:
         return node
 
     def _info(self, t: Element) -> _ElemInfo:
-        info = self._infos.get(id(t))
+        info: _ElemInfo | None = self._cache.get(id(t))
         if info is None:
-            info = self._infos[id(t)] = _ElemInfo(t)
+            info = self._cache[id(t)] = _ElemInfo(t)
         return info
 
     def _fill_element(self, inst: _Elem, info: _ElemInfo | None = None) -> None:
@@ -631,10 +631,10 @@ class CardRenderer:
 
     def _watch_parts(self, source: Binding | Mustache, watch: _Watch, paths: PathScope, root_known: bool) -> None:
         # Cached by the identity of a template object, which lives as long as the template.
-        deps = self._text_deps.get(id(source))
+        deps = self._cache.get(id(source))
         if deps is None:
             parts = source.parts if isinstance(source, Binding) else (source,)
-            deps = self._text_deps[id(source)] = _deps_of(parts)
+            deps = self._cache[id(source)] = _deps_of(parts)
         self._watch(deps, watch, paths, root_known)
 
     def _watch(self, deps: tuple[Dep, ...], watch: _Watch, paths: PathScope, root_known: bool) -> None:
