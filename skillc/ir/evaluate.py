@@ -481,7 +481,7 @@ class CardRenderer:
         assert parent is not None
         style = self.styles.resolve(inst.ancestors, inst.key, inline, parent.style if parent.parent else None)
         inst.style = style
-        node.style = dict(style)
+        node.style = style  # a fresh ResolvedStyle (a dict) per resolve: no copy needed
         if hover:
             props["hoverStyle"] = self._hover_style(inst, hover, inline, style)
         node.props = props
