@@ -11,7 +11,7 @@ from pathlib import Path
 
 from skillc.diagnostics import Counts, Diagnostic, DiagnosticSink, count, sort_diagnostics
 from skillc.frontend.package import SkillPackage, load_skill
-from skillc.frontend.project import find_project_skills, miniprogram_root, read_app_json
+from skillc.frontend.project import load_project
 
 
 @dataclass
@@ -51,15 +51,10 @@ def _check_templates(pkg: SkillPackage, sink: DiagnosticSink) -> None:
 
     # A .wxml file imported by several components is lowered once per component: report each
     # of its defects once.
-    seen: set[str] = set()
     for name in sorted(pkg.components):
         local = DiagnosticSink()
         lower_component(pkg, name, local)
-        for diag in local:
-            key = diag.model_dump_json()
-            if key not in seen:
-                seen.add(key)
-                sink.extend([diag])
+        sink.extend(local, unique=True)
 
 
 def _check_styles(pkg: SkillPackage, sink: DiagnosticSink) -> None:
@@ -68,7 +63,6 @@ def _check_styles(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     from skillc.ir.styles import compile_stylesheet
 
     # A file @imported by several components is parsed for each; report its findings once.
-    seen: set[Diagnostic] = set()
     for folder in pkg.components.values():
         rel = folder.file("index.wxss")
         text = pkg.sources.get(rel)
@@ -77,10 +71,7 @@ def _check_styles(pkg: SkillPackage, sink: DiagnosticSink) -> None:
         local = DiagnosticSink()
         sheet = parse_wxss(text, file=rel, sink=local, load=pkg.sources.get)
         compile_stylesheet(sheet, sink=local)
-        for diag in local:
-            if diag not in seen:
-                seen.add(diag)
-                sink.extend([diag])
+        sink.extend(local, unique=True)
 
 
 class NotASkill(Exception):
@@ -95,16 +86,15 @@ class NotASkill(Exception):
 def check_path(path: Path, display: str | None = None) -> list[CheckReport]:
     """Check a skill folder, or every skill of a mini-program project folder."""
     shown = display if display is not None else str(path)
-    app_root = miniprogram_root(path) if path.is_dir() else None
-    if app_root is None:
+    sink = DiagnosticSink()
+    project = load_project(path, sink)
+    if project is None:
         report = check_skill(path, shown)
         if report.package is None:
             raise NotASkill(report.diagnostics[0], shown)
         return [report]
-    sink = DiagnosticSink()
+    app_root, text = project.root, project.app_json
     app_display = shown if app_root == path else f"{shown.rstrip('/')}/{app_root.relative_to(path).as_posix()}"
-    text = read_app_json(app_root, sink)
-    skills = find_project_skills(app_root, text, sink) if text is not None else []
     reports = [
         CheckReport(
             display=app_display,
@@ -114,7 +104,7 @@ def check_path(path: Path, display: str | None = None) -> list[CheckReport]:
             is_skill=False,
         )
     ]
-    for skill in skills:
+    for skill in project.skills:
         rel = skill.path.relative_to(app_root).as_posix()
         reports.append(check_skill(skill.path, f"{app_display.rstrip('/')}/{rel}"))
     return reports

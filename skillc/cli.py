@@ -14,7 +14,7 @@ from skillc import __version__
 from skillc.check import CheckReport, NotASkill, check_path
 from skillc.diagnostics import CATALOGUE, DiagnosticSink, catalogue_markdown, render_text, to_json_obj
 from skillc.frontend.package import load_skill
-from skillc.frontend.project import find_project_skills, miniprogram_root, read_app_json
+from skillc.frontend.project import load_project
 
 if TYPE_CHECKING:
     from skillc.ir.viewport import Viewport
@@ -143,18 +143,17 @@ def _viewports(specs: tuple[str, ...]) -> tuple[Viewport, ...]:
         raise click.BadParameter(str(err), param_hint="--viewport") from None
 
 
-def _skills_of(path: Path) -> list[tuple[Path, str]]:
+def _skills_of(path: Path) -> list[Path]:
     """The skill folders PATH names: itself, or those a project's app.json lists."""
-    app_root = miniprogram_root(path) if path.is_dir() else None
-    if app_root is None:
-        return [(path, str(path))]
     sink = DiagnosticSink()
-    text = read_app_json(app_root, sink)
-    skills = find_project_skills(app_root, text, sink) if text is not None else []
-    if not skills:
-        click.echo(render_text(sink, {"app.json": text or ""}, prefix=str(app_root)), err=True, nl=False)
+    project = load_project(path, sink)
+    if project is None:
+        return [path]
+    if not project.skills:
+        sources = {"app.json": project.app_json or ""}
+        click.echo(render_text(sink, sources, prefix=str(project.root)), err=True, nl=False)
         sys.exit(EXIT_USAGE)
-    return [(s.path, str(s.path)) for s in skills]
+    return [s.path for s in project.skills]
 
 
 @main.command()
@@ -218,7 +217,8 @@ def build(
     def progress(msg: str) -> None:
         click.echo(msg, err=True)
 
-    for i, (skill, shown) in enumerate(skills, 1):
+    for i, skill in enumerate(skills, 1):
+        shown = str(skill)
         click.echo(f"[{i}/{len(skills)}] building {shown}", err=True)
         report = build_skill(skill, options, display=shown, progress=progress)
         if report is None:

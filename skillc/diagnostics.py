@@ -322,8 +322,17 @@ class DiagnosticSink:
         self._items.append(diag)
         return diag
 
-    def extend(self, diags: Iterable[Diagnostic]) -> None:
-        self._items.extend(diags)
+    def extend(self, diags: Iterable[Diagnostic], *, unique: bool = False) -> None:
+        """Add diagnostics; ``unique`` skips any equal to one already here (a file imported or a
+        template expanded at several places has each of its defects reported once)."""
+        if not unique:
+            self._items.extend(diags)
+            return
+        seen = set(self._items)
+        for diag in diags:
+            if diag not in seen:
+                seen.add(diag)
+                self._items.append(diag)
 
     def __iter__(self) -> Iterator[Diagnostic]:
         return iter(self._items)

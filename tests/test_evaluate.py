@@ -229,3 +229,17 @@ def test_any_json_data_renders_and_updates(name: str, first: dict[str, Any], sec
     jsonschema.validate(json.loads(text, parse_constant=_not_json), render_ir_schema())
     tree = apply(tree, live.update(second))
     assert tree == CardRenderer(comp).render(live.data).root
+
+
+def test_text_at_the_top_of_a_template() -> None:
+    """Text outside any element sits under the card root, which has no style to inherit."""
+    from skillc.frontend.wxml import parse_wxml
+    from skillc.ir.lower import lower_document
+
+    sink = DiagnosticSink()
+    template = lower_document(
+        parse_wxml("hello {{name}}<view>x</view>", file="t.wxml", sink=sink), load=lambda _: None, sink=sink
+    )
+    doc = CardRenderer(CompiledComponent("t", template, None)).render({"name": "you"})
+    first = (doc.root.children or [])[0]
+    assert (first.type, first.text, first.style) == (TEXT, "hello you", {})

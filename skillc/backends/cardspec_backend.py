@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from skillc.backends import css_values
 from skillc.backends.base import DEFAULT_OPTIONS, RenderOptions
 from skillc.backends.cardspec_style import ColorScheme, TextLook, inherit, text_look
+from skillc.ir import css_values
 from skillc.ir.render import TEXT, RenderDocument, RenderNode
 
 CARD_VERSION = "1.5"
@@ -220,10 +220,7 @@ class _CardBuilder:
         columns: list[Element] = []
         grown = False
         for child in children:
-            if _is_inline_text(child):
-                items, action = self.text(self.runs(child, inherited, None)), None
-            else:
-                items, action = self.content(child, inherited)
+            items, action = self.content(child, inherited)
             if not items:
                 continue
             column: Element = {"type": "Column", "width": self.column_width(child.style, scroll=scroll), "items": items}

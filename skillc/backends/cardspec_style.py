@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from skillc.backends import css_values
+from skillc.ir import css_values
 
 ColorScheme = Literal["light", "dark"]
 

@@ -41,9 +41,22 @@ border:0;line-height:2.55555556;text-align:center;cursor:pointer}
 
 _ATTR_NAME = re.compile(r"[^a-z0-9_-]+")
 _CSS_PROPERTY = re.compile(r"^-?[a-z][a-z0-9-]*$")
+_UNSAFE_STYLE_VALUE = re.compile(r"[;{}\\<>]")
 _SAFE_URL = re.compile(r"^(https?://|data:image/|/|\./|\.\./|[a-zA-Z0-9_][a-zA-Z0-9_./-]*$)")
 # Props that become real attributes or data-mode, handled before the generic data-prop-*.
 _CONSUMED_PROPS = {"src", "mode", "disabled", "text"}
+
+# The tables above as JSON (the patterns read the same in JavaScript), for the MCP Apps card
+# view (skillc/server/static/card-view.js): it builds elements in the browser when it applies
+# patches, and must build them exactly as this module does.
+DOM_RULES = {
+    "tags": _TAGS,
+    "consumedProps": sorted(_CONSUMED_PROPS),
+    "safeUrl": _SAFE_URL.pattern,
+    "cssProperty": _CSS_PROPERTY.pattern,
+    "unsafeStyleValue": _UNSAFE_STYLE_VALUE.pattern,
+    "attrName": _ATTR_NAME.pattern,
+}
 
 
 class HtmlBackend:
@@ -119,7 +132,7 @@ def _attributes(node: RenderNode, tag: str) -> Iterator[tuple[str, str]]:
         yield f"data-{kind}-{_attr_suffix(name)}", binding.handler
     dataset = _dataset(node)
     if dataset is not None:
-        yield "data-dataset", json.dumps(dataset, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        yield "data-dataset", _json(dataset)
     for name, value in sorted(props.items()):
         if name not in _CONSUMED_PROPS:
             yield f"data-prop-{_attr_suffix(name)}", value if isinstance(value, str) else _json(value)
@@ -134,7 +147,7 @@ def inline_style(style: Mapping[str, str]) -> str:
     parts = [
         f"{prop}:{value.strip()}"
         for prop, value in sorted(style.items())
-        if _CSS_PROPERTY.match(prop) and isinstance(value, str) and not any(c in value for c in ";{}\\<>")
+        if _CSS_PROPERTY.match(prop) and isinstance(value, str) and not _UNSAFE_STYLE_VALUE.search(value)
     ]
     return ";".join(parts)
 

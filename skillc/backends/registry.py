@@ -12,8 +12,10 @@ one costs nothing until it is used, and then it is reported as a diagnostic, nev
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
 
 from skillc.backends.base import Backend
@@ -51,7 +53,17 @@ class BackendError(LookupError):
 
 
 def backend_entries() -> dict[str, BackendEntry]:
-    """Every declared backend by name. The first declaration of a name on sys.path wins."""
+    """Every declared backend by name. The first declaration of a name on sys.path wins.
+
+    Reading the installed metadata costs milliseconds, so it is done once per ``sys.path``: a
+    distribution on a path added later (a test's site folder) is still found.
+    """
+    return dict(_discover(tuple(sys.path)))
+
+
+@lru_cache(maxsize=8)
+def _discover(path: tuple[str, ...]) -> dict[str, BackendEntry]:
+    # `path` is only the cache key: entry_points() reads sys.path itself.
     found: dict[str, BackendEntry] = {}
     for ep in entry_points(group=GROUP):
         if ep.name not in found:

@@ -10,12 +10,12 @@ docs/expressions.md lists every rule and the measured wcc behaviour behind it.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 from skillc.diagnostics import DiagnosticSink, Span
+from skillc.frontend.source import LineIndex
 
 # Deep expressions only come from generated or hostile input; the limits keep the parser,
 # the evaluator and `dependencies` far from Python's recursion limit even when the caller
@@ -160,34 +160,23 @@ _span = Span.trusted
 class _Locator:
     """Offsets inside one piece of text -> absolute file positions."""
 
-    __slots__ = ("_column", "_line", "_starts")
+    __slots__ = ("_column", "_index", "_line")
 
     def __init__(self, text: str, line: int, column: int) -> None:
         self._line = line
         self._column = column
-        self._starts: list[int] | None = None
-        if "\n" in text or "\r" in text:
-            starts = [0]
-            i, n = 0, len(text)
-            while i < n:
-                ch = text[i]
-                if ch == "\r" and i + 1 < n and text[i + 1] == "\n":
-                    i += 1
-                if ch in "\r\n":
-                    starts.append(i + 1)
-                i += 1
-            self._starts = starts
+        # Most expressions are one line: they need no index at all.
+        self._index = LineIndex(text) if "\n" in text or "\r" in text else None
 
     def pos(self, offset: int) -> tuple[int, int]:
-        if self._starts is None:
-            return self._line, self._column + offset
-        row = bisect.bisect_right(self._starts, offset) - 1
-        if row == 0:
-            return self._line, self._column + offset
-        return self._line + row, offset - self._starts[row] + 1
+        if self._index is not None:
+            row, col = self._index.loc(offset)
+            if row > 1:
+                return self._line + row - 1, col
+        return self._line, self._column + offset
 
     def span(self, start: int, end: int) -> Span:
-        if self._starts is None:
+        if self._index is None:
             col = self._column + start
             return _span(self._line, col, self._line, col + max(end - start, 1))
         line, col = self.pos(start)

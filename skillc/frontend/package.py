@@ -60,10 +60,6 @@ class SkillPackage:
         return self.sources.get("index.js")
 
 
-def is_skill_dir(path: Path) -> bool:
-    return path.is_dir() and any((path / n).is_file() for n in ("SKILL.md", "mcp.json", "index.js"))
-
-
 def load_skill(root: Path, sink: DiagnosticSink) -> SkillPackage | None:
     """Load the skill at ``root``. None when ``root`` is not a skill folder at all."""
     if not root.is_dir():

@@ -84,3 +84,21 @@ def find_project_skills(app_root: Path, text: str, sink: DiagnosticSink) -> list
             ProjectSkill(name=name if isinstance(name, str) else target.name, path=app_root / value.strip("/"))
         )
     return found
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path  # the folder holding app.json
+    app_json: str | None  # its text, None when it could not be read as UTF-8
+    skills: list[ProjectSkill]
+
+
+def load_project(path: Path, sink: DiagnosticSink) -> Project | None:
+    """The mini-program project at ``path`` and the skills its app.json lists; None when ``path``
+    is not a project (then it may be a skill folder). Problems are reported against app.json."""
+    app_root = miniprogram_root(path) if path.is_dir() else None
+    if app_root is None:
+        return None
+    text = read_app_json(app_root, sink)
+    skills = find_project_skills(app_root, text, sink) if text is not None else []
+    return Project(app_root, text, skills)

@@ -66,13 +66,6 @@ class Registration:
     handler_offset: int
 
 
-@dataclass(frozen=True)
-class Require:
-    spec: str
-    span: Span
-    resolved: str | None
-
-
 def resolve_require(spec: str, from_file: str, files: Mapping[str, object]) -> str | None:
     """Resolve a require() spec the way the sandboxed loader does; None when it cannot."""
     if spec.startswith("/"):

@@ -188,6 +188,11 @@ def _rel(value: str, line: int, column: int, offset: int) -> tuple[int, int]:
     return line + newlines, offset - value.rfind("\n", 0, offset)
 
 
+def _rel_loc(value: str, line: int, column: int, start: int, end: int) -> Loc:
+    """The Loc of ``value[start:end]`` when ``value`` starts at ``line``, ``column``."""
+    return Loc(*_rel(value, line, column, start), *_rel(value, line, column, end))
+
+
 def _split(value: str, pattern: re.Pattern[str], line: int, column: int) -> list[Part]:
     """Literal text (entities decoded) and mustaches (with positions) of a text or value."""
     parts: list[Part] = []
@@ -196,8 +201,7 @@ def _split(value: str, pattern: re.Pattern[str], line: int, column: int) -> list
         start, end = m.span()
         if start > pos:
             parts.append(decode_entities(value[pos:start]))
-        loc = Loc(*_rel(value, line, column, start), *_rel(value, line, column, end))
-        parts.append(RawMustache(value[start + 2 : end - 2], loc))
+        parts.append(RawMustache(value[start + 2 : end - 2], _rel_loc(value, line, column, start, end)))
         pos = end
     if pos < len(value):
         parts.append(decode_entities(value[pos:]))
@@ -230,13 +234,7 @@ class _Builder:
 
     # positions not carried by a token
     def loc_at(self, start: int, end: int) -> Loc:
-        line, col = self.pos(start)
-        end_line, end_col = self.pos(end)
-        return Loc(line, col, end_line, end_col)
-
-    def pos(self, offset: int) -> tuple[int, int]:
-        text = self.text
-        return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+        return _rel_loc(self.text, 1, 1, start, end)
 
     def emit(self, code: str, message: str, loc: Loc, hint: str | None = None) -> None:
         self.sink.emit(code, message, file=self.file, span=loc.span(), hint=hint)
@@ -289,21 +287,19 @@ class _Builder:
         attrs: list[Attribute] = []
         for m in _FAST_ATTR.finditer(value, end, len(value) - (2 if self_closing else 1)):
             n0, n1 = m.span(1)
-            attr = Attribute(m.group(1), Loc(*_rel(value, line, column, n0), *_rel(value, line, column, n1)))
+            attr = Attribute(m.group(1), _rel_loc(value, line, column, n0, n1))
             quoted = m.group(2)
             if quoted is not None:
-                v0, v1 = m.span(2)
-                vline, vcol = _rel(value, line, column, v0)
-                attr.value_loc = Loc(vline, vcol, *_rel(value, line, column, v1))
+                attr.value_loc = value_loc = _rel_loc(value, line, column, *m.span(2))
                 raw = quoted[1:-1]
                 attr.raw = raw
                 if "{{" in raw:
                     pattern = _MUSTACHE_IN_DQ if quoted[0] == '"' else _MUSTACHE_IN_SQ
-                    attr.value = tuple(_split(raw, pattern, vline, vcol + 1))
+                    attr.value = tuple(_split(raw, pattern, value_loc.line, value_loc.column + 1))
                 else:
                     attr.value = (decode_entities(raw),) if raw else ()
             attrs.append(attr)
-        open_loc = Loc(line, column, *_rel(value, line, column, len(value)))
+        open_loc = _rel_loc(value, line, column, 0, len(value))
         self.add_element(value[1:end], attrs, open_loc, Loc(line, column + 1, line, column + end), self_closing)
 
     def open_element(self, tag_tok: Token, attrs: list[Attribute], end: Loc, self_closing: bool) -> None:
@@ -380,6 +376,23 @@ class _Builder:
         self.stack.clear()
         self.children = self.root
 
+    def attr_value(self, tokens: list[Token]) -> tuple[tuple[Part, ...], Loc, str]:
+        """An attribute value's tokens (quotes included) -> parts, location, raw text."""
+        first = tokens[0]
+        if first.type == "UNQUOTED":
+            loc = _tok_loc(first)
+            self.emit(
+                "WXML009",
+                f"attribute value {first} is not quoted",
+                loc,
+                hint=f'write "{first}": wcc rejects unquoted values',
+            )
+            return (decode_entities(str(first)),), loc, str(first)
+        last = tokens[-1]
+        assert first.end_pos is not None and last.start_pos is not None
+        raw = self.text[first.end_pos : last.start_pos]
+        return self.value_parts(tokens[1:-1]), _tok_loc(first).to(_tok_loc(last)), raw
+
     def value_parts(self, tokens: list[Token]) -> tuple[Part, ...]:
         parts: list[Part] = []
         for tok in tokens:
@@ -446,7 +459,7 @@ class _Callbacks(Transformer[Token, None]):
         value = str(tok).rstrip()
         line: int = tok.line  # type: ignore[assignment]
         column: int = tok.column  # type: ignore[assignment]
-        loc = Loc(line, column, *_rel(value, line, column, len(value)))
+        loc = _rel_loc(value, line, column, 0, len(value))
         self._builder().close_element(value[2:-1].strip(), loc)
 
     def comment(self, children: list[Token]) -> None:
@@ -503,21 +516,7 @@ class _Callbacks(Transformer[Token, None]):
         return attr
 
     def value(self, children: list[Token]) -> tuple[tuple[Part, ...], Loc, str]:
-        b = self._builder()
-        first = children[0]
-        if first.type == "UNQUOTED":
-            loc = _tok_loc(first)
-            b.emit(
-                "WXML009",
-                f"attribute value {first} is not quoted",
-                loc,
-                hint=f'write "{first}": wcc rejects unquoted values',
-            )
-            return (decode_entities(str(first)),), loc, str(first)
-        last = children[-1]
-        assert first.end_pos is not None and last.start_pos is not None
-        raw = b.text[first.end_pos : last.start_pos]
-        return b.value_parts(children[1:-1]), _tok_loc(first).to(_tok_loc(last)), raw
+        return self._builder().attr_value(children)
 
 
 # -- the parser, one per thread (a lark parser holds per-parse state in its callbacks) --
@@ -695,19 +694,13 @@ def _pending_attribute(b: _Builder, tail: list[Token]) -> tuple[Attribute | None
         return attr, None
     first = tail[2]
     if first.type == "UNQUOTED":
-        attr.value, attr.value_loc, attr.raw = _callbacks_value(b, [first])
+        attr.value, attr.value_loc, attr.raw = b.attr_value([first])
         return attr, None
     last = tail[-1]
     if len(tail) < 4 or last.type != first.type:
         return None, first
-    attr.value, attr.value_loc, attr.raw = _callbacks_value(b, tail[2:])
+    attr.value, attr.value_loc, attr.raw = b.attr_value(tail[2:])
     return attr, None
-
-
-def _callbacks_value(b: _Builder, tokens: list[Token]) -> tuple[tuple[Part, ...], Loc, str]:
-    callbacks = _Callbacks()
-    callbacks.b = b
-    return callbacks.value(tokens)
 
 
 def _close_at(b: _Builder, tag_tok: Token, attrs: list[Attribute], gt: int, name: str) -> int:
@@ -716,11 +709,7 @@ def _close_at(b: _Builder, tag_tok: Token, attrs: list[Attribute], gt: int, name
     if gt < 0:
         _open(b, tag_tok, attrs, b.loc_at(len(text), len(text)), self_closing=False)
         return len(text)
-    self_closing = gt > 0 and text[gt - 1] == "/"
-    if tag_tok.type == "WXS_OPEN":
-        _append_wxs(b, tag_tok, attrs, b.loc_at(gt, gt + 1))
-    else:
-        _open(b, tag_tok, attrs, b.loc_at(gt, gt + 1), self_closing=self_closing)
+    _open(b, tag_tok, attrs, b.loc_at(gt, gt + 1), self_closing=gt > 0 and text[gt - 1] == "/")
     return gt + 1
 
 

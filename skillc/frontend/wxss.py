@@ -407,7 +407,7 @@ class _Source:
             end_line, end_col = line, col + end - start
         else:
             end_line, end_col = self._loc(end)
-        return Span(line=line, column=col, end_line=end_line, end_column=end_col)
+        return Span.trusted(line, col, end_line, end_col)
 
     def tok_span(self, first: Token, last: Token | None = None) -> Span:
         return self.span(self.tok_start(first), self.tok_end(last if last is not None else first))
@@ -1213,10 +1213,7 @@ def span_text(span: Span) -> str:
 def part_json(part: Part) -> dict[str, object]:
     if isinstance(part, Function):
         return {"kind": "function", "name": part.name, "args": [part_json(a) for a in part.args]}
-    body: dict[str, object] = {"kind": part.kind}
-    for slot in part.__slots__:
-        body[slot] = getattr(part, slot)
-    return body
+    return {"kind": part.kind, **_fields(part)}
 
 
 def declaration_json(decl: Declaration) -> dict[str, object]:

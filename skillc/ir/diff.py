@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from skillc.ir.render import TEXT, EventBinding, RenderNode, copy_json
+from skillc.ir.render import TEXT, EventBinding, RenderNode, copy_events, copy_json
 
 
 @dataclass(slots=True)
@@ -104,7 +104,8 @@ def patches_schema() -> dict[str, Any]:
 
 
 def patches_to_plain(patches: list[Patch]) -> list[dict[str, Any]]:
-    return [PATCHES_ADAPTER.dump_python([p], mode="json", exclude_none=False)[0] for p in patches]
+    plain: list[dict[str, Any]] = PATCHES_ADAPTER.dump_python(patches, mode="json")
+    return plain
 
 
 # -- diff ---------------------------------------------------------------------------------
@@ -265,11 +266,7 @@ def apply(tree: RenderNode, patches: list[Patch]) -> RenderNode:
                 else:
                     style[k] = v
         elif isinstance(p, SetEvents):
-            get(p.id).events = (
-                {k: EventBinding(e.handler, e.catch, copy_json(e.dataset)) for k, e in p.events.items()}
-                if p.events
-                else None
-            )
+            get(p.id).events = copy_events(p.events) or None
         elif isinstance(p, Remove):
             parent = get(p.parent)
             children = parent.children or []

@@ -28,17 +28,15 @@ from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.expr import UNDEFINED, Expr, Mustache, dependencies
 from skillc.ir.component import CompiledComponent
 from skillc.ir.datapath import DataPath, merge_data, normalise
-from skillc.ir.diff import Patch, SetStyle, SetText, diff, diff_shallow
+from skillc.ir.diff import Patch, SetText, diff, diff_shallow
 from skillc.ir.expreval import Scope, evaluate
 from skillc.ir.jsvalue import JSValue, get_member, to_boolean, to_string, to_text
-from skillc.ir.render import TEXT, EventBinding, RenderDocument, RenderNode, copy_json
-from skillc.ir.styles import INHERITED_PROPERTIES, CompiledStylesheet, ElementKey, ResolvedStyle, StyleResolver
+from skillc.ir.render import RENDER_IR_VERSION, TEXT, EventBinding, RenderDocument, RenderNode, copy_json
+from skillc.ir.styles import CompiledStylesheet, ElementKey, ResolvedStyle, StyleResolver, inherited_part
 from skillc.ir.template import Binding, Block, Element, For, IfChain, Node, Part, TemplateCall, Text
 from skillc.ir.viewport import Viewport
 
 ROOT_ID = "root"
-# Attributes that are inputs to other parts of a node, not props of it.
-_NOT_PROPS = frozenset({"class", "style", "hover-class", "id"})
 # Template calls deeper than this stop expanding (a template may call itself).
 MAX_TEMPLATE_DEPTH = 32
 
@@ -139,7 +137,9 @@ class _Elem:
         "alive",
         "ancestors",
         "depth",
+        "hover",
         "ids",
+        "inline",
         "key",
         "kids",
         "life",
@@ -176,8 +176,11 @@ class _Elem:
         self.sig: tuple[Any, ...] | None = None  # the bound values of the last fill
         self.kids: list[_Elem | _TextRun] = []
         self.depth: int = parent.depth + 1 if parent is not None else 0
+        # What selectors see of the ancestors (root excluded), and the inputs of this element's style.
         self.ancestors: tuple[ElementKey, ...] = ()
         self.key = ElementKey("root")
+        self.inline: str | None = None
+        self.hover: str | None = None
         self.style: ResolvedStyle = ResolvedStyle()
         self.tchildren: list[Node] = tnode.children if tnode is not None else []
 
@@ -191,12 +194,11 @@ class _Elem:
 
 
 class _TextRun:
-    __slots__ = ("alive", "node", "parent", "scope", "tnode")
+    __slots__ = ("alive", "node", "scope", "tnode")
 
-    def __init__(self, tnode: Text, node: RenderNode, parent: _Elem, scope: Scope) -> None:
+    def __init__(self, tnode: Text, node: RenderNode, scope: Scope) -> None:
         self.tnode = tnode
         self.node = node
-        self.parent = parent
         self.scope = scope
         self.alive = True
 
@@ -306,7 +308,7 @@ class CardRenderer:
     def document(self) -> RenderDocument:
         if self._root is None:
             raise RuntimeError("render() first")
-        return RenderDocument(1, self.viewport, self._root.node)
+        return RenderDocument(RENDER_IR_VERSION, self.viewport, self._root.node)
 
     def render(self, data: Mapping[str, Any]) -> RenderDocument:
         """A full render from JSON-like data (copied: the caller's object is not kept)."""
@@ -378,8 +380,8 @@ class CardRenderer:
             out.append(self._render_element(t, parent, scope, paths, root_known, ids))
         elif isinstance(t, Text):
             text = self._text(t.parts, scope)
-            node = RenderNode(ids.rprefix + t.path[len(ids.tprefix) :], TEXT, {"text": text}, _inherited(parent.style))
-            run = _TextRun(t, node, parent, scope)
+            node = RenderNode(ids.of(t.path), TEXT, {"text": text}, _inherited(parent.style))
+            run = _TextRun(t, node, scope)
             parent.kids.append(run)
             if self._track:
                 deps = self._cache.get(id(t))
@@ -410,12 +412,12 @@ class CardRenderer:
     def _render_element(
         self, t: Element, parent: _Elem, scope: Scope, paths: PathScope, root_known: bool, ids: _Ids
     ) -> RenderNode:
-        node = RenderNode(ids.rprefix + t.path[len(ids.tprefix) :], t.tag, {}, {}, None, [])
+        node = RenderNode(ids.of(t.path), t.tag, {}, {}, None, [])
         inst = _Elem(t, node, parent, scope, paths, root_known, ids)
         parent.kids.append(inst)
-        inst.ancestors = (*parent.ancestors, parent.key) if parent.parent is not None else ()
+        inst.ancestors = _ancestors_below(parent)
         info = self._info(t)
-        self._fill_element(inst, info)
+        self._fill_element(inst, info, self._bound_values(info, scope))
         if self._track and info.deps:
             self._watch(info.deps, _Watch("elem", inst), paths, root_known)
         if t.children:
@@ -428,23 +430,30 @@ class CardRenderer:
             info = self._cache[id(t)] = _ElemInfo(t)
         return info
 
-    def _fill_element(self, inst: _Elem, info: _ElemInfo | None = None) -> None:
-        """Compute props, events, the style key and the style of an element instance."""
+    def _bound_values(self, info: _ElemInfo, scope: Scope) -> tuple[JSValue, ...]:
+        """Every bound value of an element, in the order :meth:`_fill_element` reads them: the
+        attributes, then (with events) the bound dataset entries and handler names."""
+        values: list[JSValue] = [
+            evaluate(expr, scope) if expr is not None else self._value(b, scope) for _, b, expr in info.bound
+        ]
+        if info.events:
+            values.extend(self._value(raw, scope) for _, raw in info.dataset if isinstance(raw, Binding))
+            values.extend(self._value(e.handler, scope) for e in info.events if not isinstance(e.handler, str))
+        return tuple(values)
+
+    def _fill_element(self, inst: _Elem, info: _ElemInfo, values: tuple[JSValue, ...]) -> None:
+        """Props, events, the style key and the style of an element, from its bound values."""
         t = inst.tnode
         assert t is not None
-        if info is None:
-            info = self._info(t)
-        scope = inst.scope
         node = inst.node
         props = dict(info.props) if info.props else {}
         classes = info.classes
         elem_id = info.elem_id
         inline = info.inline
         hover = info.hover
-        sig: list[Any] = []
-        for name, binding, single in info.bound:
-            bound = evaluate(single, scope) if single is not None else self._value(binding, scope)
-            sig.append(bound)
+        taken = iter(values)
+        for name, _, _ in info.bound:
+            bound = next(taken)
             if name == "class":
                 classes = to_text(bound)
             elif name == "style":
@@ -459,40 +468,35 @@ class CardRenderer:
         if info.events:
             dataset: dict[str, Any] = {}
             for key, raw in info.dataset:
-                v: Any = raw
-                if isinstance(raw, Binding):
-                    v = self._value(raw, scope)
-                    sig.append(v)
+                v: Any = next(taken) if isinstance(raw, Binding) else raw
                 if v is not UNDEFINED:
                     dataset[key] = _plain(v)
             events = {}
             for e in info.events:
-                handler = e.handler
-                if not isinstance(handler, str):
-                    value = self._value(handler, scope)
-                    sig.append(value)
-                    handler = to_text(value)
+                handler = e.handler if isinstance(e.handler, str) else to_text(next(taken))
                 if handler:
                     events[e.name] = EventBinding(handler, e.catch, dataset)
             node.events = events or None
-        inst.sig = tuple(sig)
+        inst.sig = values
         inst.key = ElementKey(t.tag, elem_id, tuple(classes.split()) if classes else ())
-        parent = inst.parent
-        assert parent is not None
-        style = self.styles.resolve(inst.ancestors, inst.key, inline, parent.style if parent.parent else None)
-        inst.style = style
-        node.style = style  # a fresh ResolvedStyle (a dict) per resolve: no copy needed
-        if hover:
-            props["hoverStyle"] = self._hover_style(inst, hover, inline, style)
+        inst.inline = inline
+        inst.hover = hover or None
         node.props = props
+        self._apply_style(inst)
 
-    def _hover_style(self, inst: _Elem, hover: str, inline: str | None, style: Mapping[str, str]) -> dict[str, str]:
-        key = inst.key
-        hovered = ElementKey(key.tag, key.id, (*key.classes, *hover.split()))
+    def _apply_style(self, inst: _Elem) -> None:
+        """Resolve the element's style (and hover style) from its key, ancestors and parent."""
         parent = inst.parent
         assert parent is not None
-        on = self.styles.resolve(inst.ancestors, hovered, inline, parent.style if parent.parent else None)
-        return {k: v for k, v in on.items() if style.get(k) != v}
+        parent_style = parent.style if parent.parent is not None else None
+        style = self.styles.resolve(inst.ancestors, inst.key, inst.inline, parent_style)
+        inst.style = style
+        inst.node.style = style  # a fresh ResolvedStyle (a dict) per resolve: no copy needed
+        if inst.hover:
+            key = inst.key
+            hovered = ElementKey(key.tag, key.id, (*key.classes, *inst.hover.split()))
+            on = self.styles.resolve(inst.ancestors, hovered, inst.inline, parent_style)
+            inst.node.props = {**inst.node.props, "hoverStyle": {k: v for k, v in on.items() if style.get(k) != v}}
 
     def _render_for(
         self, t: For, parent: _Elem, scope: Scope, paths: PathScope, root_known: bool, ids: _Ids, out: list[RenderNode]
@@ -504,21 +508,16 @@ class CardRenderer:
             w = _Watch("for", parent, t)
             w.items_path = items_path
             self._watch_parts(t.items, w, paths, root_known)
-            w.state = None
         entries = list(_iterate(items_value))
         base = ids.of(t.path)
         seen: set[str] = set()
-        keys: list[str] = []
         for index, (label, item) in enumerate(entries):
             key = self._key(t, item, index, seen)
-            keys.append(key)
             child_scope = scope.child({t.item: item, t.index: label})
             item_path = (*items_path, normalise((label,))[0]) if items_path is not None else None
             child_paths = {**paths, t.item: item_path, t.index: _INDEX}
             child_ids = _Ids(f"{t.path}.0", f"{base}[{_escape_key(key)}]")
             self._render_node(t.body, parent, child_scope, child_paths, root_known, child_ids, out)
-        if self._track:
-            w.state = keys
 
     def _key(self, t: For, item: JSValue, index: int, seen: set[str]) -> str:
         if t.key is None:
@@ -609,25 +608,11 @@ class CardRenderer:
 
     def _abs_path(self, m: Mustache, paths: PathScope, root_known: bool) -> DataPath | None:
         """The absolute data path of a mustache that is a plain path, else None."""
-        if m.expr is None:
-            return None
-        deps = dependencies(m.expr)
+        deps = dependencies(m.expr) if m.expr is not None else frozenset()
         if len(deps) != 1:
             return None
         (dep,) = deps
-        return self._resolve(dep, paths, root_known)
-
-    @staticmethod
-    def _resolve(dep: tuple[str | int, ...], paths: PathScope, root_known: bool) -> DataPath | None:
-        head = dep[0]
-        if isinstance(head, str) and head in paths:
-            base = paths[head]
-            if base is None or base is _INDEX:
-                return None
-            return (*base, *normalise(dep[1:]))
-        if not root_known:
-            return None
-        return normalise(dep)
+        return _resolve(dep[0], normalise(dep[1:]), paths, root_known)
 
     def _watch_parts(self, source: Binding | Mustache, watch: _Watch, paths: PathScope, root_known: bool) -> None:
         # Cached by the identity of a template object, which lives as long as the template.
@@ -641,19 +626,10 @@ class CardRenderer:
         """Register ``watch`` under the absolute data path of each dependency."""
         trie = self._trie
         for head, rest in deps:
-            if head in paths:
-                base = paths[head]  # type: ignore[index]
-                if base is None or base is _INDEX:
-                    # The loop index changes only with the loop's structure; computed items are
-                    # re-rendered by their loop: both are watched by the loop itself.
-                    continue
-                path = (*base, *rest) if rest else base
-            elif root_known:
-                path = (head, *rest) if rest else (head,)
-            else:
-                continue
-            trie.add(path, watch)
-            self._registered += 1
+            path = _resolve(head, rest, paths, root_known)
+            if path is not None:
+                trie.add(path, watch)
+                self._registered += 1
 
     # -- incremental ----------------------------------------------------------------------
 
@@ -662,7 +638,8 @@ class CardRenderer:
             owner = w.owner
             assert isinstance(owner, _Elem) and isinstance(w.tnode, IfChain)
             previous: int = w.state
-            return self._branch(w.tnode, _scope_for(w, owner)) != previous
+            assert w.scope is not None
+            return self._branch(w.tnode, w.scope) != previous
         if w.kind == "for" and w.items_path is not None:
             p = w.items_path
             n = len(p)
@@ -698,44 +675,32 @@ class CardRenderer:
 
     def _refresh_element(self, inst: _Elem, patches: list[Patch]) -> None:
         assert inst.tnode is not None
-        if inst.sig is not None and _same(self._signature(self._info(inst.tnode), inst.scope), inst.sig):
+        info = self._info(inst.tnode)
+        values = self._bound_values(info, inst.scope)
+        if inst.sig is not None and _same(values, inst.sig):
             return  # what it reads changed elsewhere (another item's field): nothing to redo
         node = inst.node
-        before = RenderNode(node.id, node.type, dict(node.props), dict(node.style), node.events, None)
-        old_key = inst.key
-        old_inherited = _inherited(inst.style)
-        self._fill_element(inst)
+        # _fill_element replaces props, style and events with new objects: no copies needed.
+        before = RenderNode(node.id, node.type, node.props, node.style, node.events)
+        old_key, old_inherited = inst.key, _inherited(inst.style)
+        self._fill_element(inst, info, values)
         patches.extend(diff_shallow(before, node))
         if inst.key != old_key or _inherited(inst.style) != old_inherited:
             self._restyle_kids(inst, patches)
 
-    def _signature(self, info: _ElemInfo, scope: Scope) -> tuple[Any, ...]:
-        """The bound values _fill_element would compute, in the same order."""
-        sig: list[Any] = [evaluate(e, scope) if e is not None else self._value(b, scope) for _, b, e in info.bound]
-        if info.events:
-            sig.extend(self._value(raw, scope) for _, raw in info.dataset if isinstance(raw, Binding))
-            sig.extend(self._value(e.handler, scope) for e in info.events if not isinstance(e.handler, str))
-        return tuple(sig)
-
     def _restyle_kids(self, inst: _Elem, patches: list[Patch]) -> None:
         """A class or inherited style changed: descendants may match other rules now."""
         for kid in inst.kids:
+            node = kid.node
+            before = RenderNode(node.id, node.type, node.props, node.style, node.events)
             if isinstance(kid, _TextRun):
-                style = _inherited(inst.style)
-                if style != kid.node.style:
-                    patches.append(SetStyle(kid.node.id, _style_delta(kid.node.style, style)))
-                    kid.node.style = style
-                continue
-            kid.ancestors = (*inst.ancestors, inst.key) if inst.parent is not None else ()
-            before = kid.node.style
-            before_props = dict(kid.node.props)
-            self._fill_element(kid)
-            if kid.node.style != before:
-                patches.append(SetStyle(kid.node.id, _style_delta(before, kid.node.style)))
-            if kid.node.props != before_props:
-                shallow = RenderNode(kid.node.id, kid.node.type, before_props, kid.node.style, kid.node.events)
-                patches.extend(diff_shallow(shallow, kid.node))
-            self._restyle_kids(kid, patches)
+                node.style = _inherited(inst.style)
+            else:
+                kid.ancestors = _ancestors_below(inst)
+                self._apply_style(kid)
+            patches.extend(diff_shallow(before, node))
+            if isinstance(kid, _Elem):
+                self._restyle_kids(kid, patches)
 
     def _report(self, code: str, message: str, t: Node) -> None:
         if self.sink is None or (code, message) in self._reported:
@@ -779,20 +744,27 @@ def _depth(w: _Watch) -> int:
     return owner.depth if isinstance(owner, _Elem) else 0
 
 
-def _scope_for(w: _Watch, owner: _Elem) -> Scope:
-    return w.scope if w.scope is not None else owner.scope
-
-
 def _inherited(style: Mapping[str, str]) -> dict[str, str]:
-    if isinstance(style, ResolvedStyle) and style.inherited is not None:
-        return dict(style.inherited)
-    return {k: style[k] for k in INHERITED_PROPERTIES if k in style}
+    return dict(inherited_part(style))
 
 
-def _style_delta(old: Mapping[str, str], new: Mapping[str, str]) -> dict[str, str | None]:
-    delta: dict[str, str | None] = {k: v for k, v in new.items() if old.get(k) != v}
-    delta.update({k: None for k in old if k not in new})
-    return delta
+def _resolve(head: str | int, rest: DataPath, paths: PathScope, root_known: bool) -> DataPath | None:
+    """The absolute data path of ``head.rest`` through the loop scopes ``paths``, or None: the
+    loop index changes only with the loop's structure, computed items are re-rendered by their
+    loop, and inside a template call nothing is watched one by one."""
+    if isinstance(head, str) and head in paths:
+        base = paths[head]
+        if base is None or base is _INDEX:
+            return None
+        return (*base, *rest) if rest else base
+    if not root_known:
+        return None
+    return (head, *rest)
+
+
+def _ancestors_below(parent: _Elem) -> tuple[ElementKey, ...]:
+    """The ancestor keys a child of ``parent`` matches selectors against (the root has none)."""
+    return (*parent.ancestors, parent.key) if parent.parent is not None else ()
 
 
 def _iterate(value: JSValue) -> Iterator[tuple[str | int, JSValue]]:

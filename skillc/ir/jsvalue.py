@@ -161,6 +161,10 @@ def to_int32(v: JSValue) -> int:
         if n != n or n in (math.inf, -math.inf):
             return 0
         n = int(n)
+    return _wrap_int32(n)
+
+
+def _wrap_int32(n: int) -> int:
     n &= 0xFFFFFFFF
     return n - 0x100000000 if n >= 0x80000000 else n
 
@@ -366,8 +370,7 @@ def bitwise(op: str, a: JSValue, b: JSValue) -> int:
         return x >> (y & 31)
     else:
         return 0
-    r &= 0xFFFFFFFF
-    return r - 0x100000000 if r >= 0x80000000 else r
+    return _wrap_int32(r)
 
 
 def _utf16_key(s: str) -> str | bytes:
@@ -412,9 +415,7 @@ def strict_equals(a: JSValue, b: JSValue) -> bool:
         return a == b
     if isinstance(a, str) and isinstance(b, str):
         return a == b
-    if isinstance(a, list | dict) or isinstance(b, list | dict):
-        return a is b
-    return a is b  # null, undefined
+    return a is b  # arrays and objects by identity; null, undefined
 
 
 def loose_equals(a: JSValue, b: JSValue) -> bool:

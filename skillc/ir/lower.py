@@ -14,11 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity, Span
+from skillc.diagnostics import DiagnosticSink, Span
 from skillc.frontend import wxml
 from skillc.frontend.expr import Mustache, parse_expression
 from skillc.frontend.package import SkillPackage
 from skillc.ir.template import (
+    RENDERED_TAGS,
+    SPEC_ONLY_TAGS,
     Binding,
     Block,
     Branch,
@@ -36,11 +38,6 @@ from skillc.ir.template import (
 
 Loader = Callable[[str], str | None]
 
-# Built-in components a card renders, and the ones the AI-mode spec allows that skillc's
-# renderer does not draw (reported as a warning, lowered as plain elements).
-CARD_TAGS = frozenset({"view", "text", "image", "button", "scroll-view"})
-SPEC_ONLY_TAGS = frozenset({"map", "canvas", "collapsible-view"})
-STRUCTURAL_TAGS = frozenset({"block", "template", "import", "include"})
 # Nested <template is>/<include> expansions deeper than this are not expanded (TPL018).
 MAX_EXPANSION = 16
 
@@ -96,7 +93,7 @@ class _Lowering:
     def resolve(self, el: wxml.Element, file: str) -> str | None:
         """The skill-relative path an <import>/<include> src names, or None (reported)."""
         attr = el.attribute("src")
-        if attr is None or not attr.value or not all(isinstance(p, str) for p in attr.value):
+        if attr is None or not attr.value or not _is_static(attr.value):
             self.emit(
                 "TPL013",
                 f"<{el.tag}> needs a static src naming a .wxml file of the skill",
@@ -105,7 +102,7 @@ class _Lowering:
                 hint=f'<{el.tag} src="./item.wxml"/>',
             )
             return None
-        src = "".join(p for p in attr.value if isinstance(p, str)).strip()
+        src = _static_text(attr.value).strip()
         span = (attr.value_loc or attr.name_loc).span()
         # A leading "/" is the skill root: a skill is its own package and cannot reach above it.
         joined = src.lstrip("/") if src.startswith("/") else posixpath.join(posixpath.dirname(file), src)
@@ -282,7 +279,7 @@ class _Lowering:
                 for_attr.name_loc.span(),
                 hint='add wx:key="id" (a unique property of each item) or wx:key="*this" for strings/numbers',
             )
-        elif key_attr.value is None or not all(isinstance(p, str) for p in key_attr.value):
+        elif key_attr.value is None or not _is_static(key_attr.value):
             self.emit(
                 "TPL012",
                 "wx:key takes a property name or *this, not an expression",
@@ -291,7 +288,7 @@ class _Lowering:
                 hint='write wx:key="id", not wx:key="{{item.id}}"',
             )
         else:
-            key = "".join(p for p in key_attr.value if isinstance(p, str)).strip() or None
+            key = _static_text(key_attr.value).strip() or None
         body: Node
         if_attr = el.attribute("wx:if")
         if if_attr is not None:
@@ -306,8 +303,8 @@ class _Lowering:
         attr = el.attribute(attr_name)
         if attr is None:
             return default
-        value = "".join(p for p in attr.value or () if isinstance(p, str)).strip()
-        if attr.value is None or not all(isinstance(p, str) for p in attr.value) or not _IDENT.match(value):
+        value = _static_text(attr.value or ()).strip()
+        if attr.value is None or not _is_static(attr.value) or not _IDENT.match(value):
             self.emit(
                 "TPL012",
                 f"{attr_name} must be a plain variable name",
@@ -345,7 +342,7 @@ class _Lowering:
                 el.tag_loc.span(),
                 hint="skillc renders it as an empty box; check the card in WeChat DevTools",
             )
-        elif tag not in CARD_TAGS:
+        elif tag not in RENDERED_TAGS:
             self.emit(
                 "TPL001",
                 f"<{tag}> is not a card component",
@@ -390,10 +387,10 @@ class _Lowering:
                 continue
             if attr.value is None:
                 value: str | bool | Binding = True
-            elif any(isinstance(p, wxml.RawMustache) for p in attr.value):
+            elif not _is_static(attr.value):
                 value = self.binding(attr, file)
             else:
-                value = "".join(p for p in attr.value if isinstance(p, str))
+                value = _static_text(attr.value)
             if name.startswith("data-") and len(name) > 5:
                 node.dataset[dataset_key(name)] = value if not isinstance(value, bool) else ""
             elif isinstance(value, Binding):
@@ -452,10 +449,10 @@ class _Lowering:
             return None
         if attr.value is None:
             handler: str | Binding = ""
-        elif any(isinstance(p, wxml.RawMustache) for p in attr.value):
+        elif not _is_static(attr.value):
             handler = self.binding(attr, file)
         else:
-            handler = "".join(p for p in attr.value if isinstance(p, str)).strip()
+            handler = _static_text(attr.value).strip()
         return Event(name, prefix == "catch", handler, attr.name, attr.loc.span())
 
     def include(self, el: wxml.Element, file: str, prefix: str, start: int, depth: int) -> list[Node]:
@@ -473,8 +470,7 @@ class _Lowering:
                 el.open_loc.span(),
             )
             return []
-        if len(self.including) + len(self.expanding) >= MAX_EXPANSION:
-            self.emit("TPL018", "includes and templates nest too deeply; not expanded", file, el.open_loc.span())
+        if self.too_deep(el, file):
             return []
         doc = self.document(target)
         assert doc is not None
@@ -486,6 +482,13 @@ class _Lowering:
             return self.sequence(doc.children, target, prefix, depth, start)
         finally:
             self.including.pop()
+
+    def too_deep(self, el: wxml.Element, file: str) -> bool:
+        """True (reported) when expanding ``el`` would nest includes and templates too deeply."""
+        if len(self.including) + len(self.expanding) < MAX_EXPANSION:
+            return False
+        self.emit("TPL018", "includes and templates nest too deeply; not expanded", file, el.open_loc.span())
+        return True
 
     def call(self, el: wxml.Element, file: str, path: str, depth: int) -> Node:
         is_attr = el.attribute("is")
@@ -512,9 +515,9 @@ class _Lowering:
                 hint='<template name="item">...</template> then <template is="item" data="{{...}}"/>',
             )
             return Block(path, [], el.loc.span())
-        if any(isinstance(p, wxml.RawMustache) for p in is_attr.value):
+        if not _is_static(is_attr.value):
             return TemplateCall(path, self.binding(is_attr, file), data, None, el.loc.span())
-        name = "".join(p for p in is_attr.value if isinstance(p, str)).strip()
+        name = _static_text(is_attr.value).strip()
         found = self.scope(file).defs.get(name)
         if found is None:
             self.emit(
@@ -530,8 +533,7 @@ class _Lowering:
         key = (def_file, name)
         if key in self.expanding:
             return TemplateCall(path, name, data, None, el.loc.span())  # recursive: resolved when rendering
-        if len(self.including) + len(self.expanding) >= MAX_EXPANSION:
-            self.emit("TPL018", "includes and templates nest too deeply; not expanded", file, el.open_loc.span())
+        if self.too_deep(el, file):
             return TemplateCall(path, name, data, None, el.loc.span())
         self.expanding.append(key)
         try:
@@ -566,7 +568,7 @@ def _collect(
         if not isinstance(node, wxml.Element):
             continue
         if node.tag == "template" and (attr := node.attribute("name")) is not None:
-            name = "".join(p for p in attr.value or () if isinstance(p, str)).strip()
+            name = _static_text(attr.value or ()).strip()
             if name in scope.defs and lowering is not None:
                 lowering.emit(
                     "TPL016",
@@ -593,6 +595,15 @@ def _branch_kind(el: wxml.Element) -> Literal["if", "elif", "else"] | None:
     return None
 
 
+def _is_static(parts: tuple[wxml.Part, ...]) -> bool:
+    return all(isinstance(p, str) for p in parts)
+
+
+def _static_text(parts: tuple[wxml.Part, ...]) -> str:
+    """The literal text of ``parts``, mustaches left out."""
+    return "".join(p for p in parts if isinstance(p, str))
+
+
 def _is_false(attr: wxml.Attribute) -> bool:
     if attr.value is None:
         return False
@@ -607,43 +618,17 @@ def _join(a: Span, b: Span) -> Span:
 # -- public API ----------------------------------------------------------------------------
 
 
-class _Once(DiagnosticSink):
-    """Forwards each distinct diagnostic once: a template expanded at three places, or lowered
-    both where it is called and as a definition, has its defects reported once."""
-
-    def __init__(self, outer: DiagnosticSink) -> None:
-        super().__init__()
-        self.outer = outer
-        self.seen: set[tuple[str, str | None, str, tuple[int, int, int, int] | None]] = set()
-
-    def emit(
-        self,
-        code: str,
-        message: str,
-        *,
-        file: str | None = None,
-        span: Span | None = None,
-        hint: str | None = None,
-        severity: Severity | None = None,
-    ) -> Diagnostic:
-        where = (span.line, span.column, span.end_line, span.end_column) if span is not None else None
-        key = (code, file, message, where)
-        diag = super().emit(code, message, file=file, span=span, hint=hint, severity=severity)
-        if key not in self.seen:
-            self.seen.add(key)
-            self.outer.extend([diag])
-        return diag
-
-
 def lower_document(doc: wxml.Document, *, load: Loader, sink: DiagnosticSink) -> Template:
     """Lower a parsed WXML file. ``load(path)`` returns another .wxml of the skill, or None."""
-    lowering = _Lowering(load, _Once(sink), doc.file)
+    local = DiagnosticSink()
+    lowering = _Lowering(load, local, doc.file)
     lowering.docs[doc.file] = doc
     scope = lowering.scope(doc.file)
     root = lowering.sequence(doc.children, doc.file, "", 0)
     # Computed <template is="{{...}}"> can name any template in scope: keep them all.
     for name, (def_el, def_file) in scope.defs.items():
         lowering.register(name, def_el, def_file, 0)
+    sink.extend(local, unique=True)
     return Template(doc.file, root, lowering.templates, lowering.dependencies)
 
 

@@ -20,15 +20,13 @@ from pydantic import TypeAdapter
 
 from skillc.ir.viewport import Viewport
 
-RENDER_IR_VERSION = 1
+RENDER_IR_VERSION: Literal[1] = 1
 
 TEXT = "#text"
 """The type of a text run: text content, inside `<text>` or directly inside any element."""
 
 NodeType = str
 """`view`, `text`, `image`, `button`, `scroll-view`, or `#text`."""
-
-JsonScalar = str | int | float | bool | None
 
 
 @dataclass(slots=True)
@@ -72,11 +70,10 @@ class RenderNode:
 
     def clone(self) -> RenderNode:
         """A deep copy; several times faster than copy.deepcopy on a tree of plain JSON values."""
-        events = None
-        if self.events is not None:
-            events = {k: EventBinding(e.handler, e.catch, copy_json(e.dataset)) for k, e in self.events.items()}
         children = [c.clone() for c in self.children] if self.children is not None else None
-        return RenderNode(self.id, self.type, copy_json(self.props), dict(self.style), events, children)
+        return RenderNode(
+            self.id, self.type, copy_json(self.props), dict(self.style), copy_events(self.events), children
+        )
 
 
 @dataclass(slots=True)
@@ -93,6 +90,12 @@ class RenderDocument:
         return json.dumps(to_plain(self), ensure_ascii=False, sort_keys=True, indent=indent)
 
 
+def copy_events(events: dict[str, EventBinding] | None) -> dict[str, EventBinding] | None:
+    if events is None:
+        return None
+    return {k: EventBinding(e.handler, e.catch, copy_json(e.dataset)) for k, e in events.items()}
+
+
 def copy_json(value: Any) -> Any:
     """A deep copy of JSON-like data (dicts, lists, scalars): no memo, no reducers."""
     if isinstance(value, dict):
@@ -102,7 +105,6 @@ def copy_json(value: Any) -> Any:
     return value
 
 
-NODE_ADAPTER: TypeAdapter[RenderNode] = TypeAdapter(RenderNode)
 DOCUMENT_ADAPTER: TypeAdapter[RenderDocument] = TypeAdapter(RenderDocument)
 
 

@@ -28,6 +28,7 @@ from skillc.frontend.wxss import (
     parse_style_attribute,
     serialize_value,
 )
+from skillc.ir.template import RENDERED_TAGS, SPEC_ONLY_TAGS
 from skillc.ir.viewport import Viewport, rpx_to_px
 
 ROOT_FONT_SIZE_PX = 16.0  # rem, and em/% on an element with no resolved parent font-size
@@ -55,7 +56,7 @@ INHERITED_PROPERTIES: tuple[str, ...] = (
 _INHERITED = frozenset(INHERITED_PROPERTIES)
 
 # Elements a card can contain; a selector naming any other tag can never match.
-CARD_TAGS = frozenset({"view", "text", "image", "button", "scroll-view", "map", "canvas", "collapsible-view"})
+CARD_TAGS = RENDERED_TAGS | SPEC_ONLY_TAGS
 
 
 # ----------------------------------------------------------------------------------------
@@ -295,7 +296,8 @@ class ResolvedStyle(dict[str, str]):
 _Inherited = tuple[tuple[str, str], ...]  # the inheritable entries of a style, in INHERITED_PROPERTIES order
 
 
-def _inherited_part(style: Mapping[str, str]) -> _Inherited:
+def inherited_part(style: Mapping[str, str]) -> _Inherited:
+    """The inheritable entries of ``style``: remembered by a ResolvedStyle, else scanned."""
     known = getattr(style, "inherited", None)
     if known is not None and isinstance(style, ResolvedStyle):
         return known  # type: ignore[no-any-return]
@@ -456,15 +458,15 @@ class StyleResolver:
         if entry.needs_parent:
             items = self._finish(entry.decls, parent_style or {})
             out = ResolvedStyle(items)
-            out.inherited = _inherited_part(out)
+            out.inherited = inherited_part(out)
             return out
-        inherited = _inherited_part(parent_style) if parent_style else ()
+        inherited = inherited_part(parent_style) if parent_style else ()
         done = entry.finished.get(inherited)
         if done is None:
             if len(entry.finished) >= 64:
                 entry.finished.clear()
             items = self._finish(entry.decls, dict(inherited))
-            done = entry.finished[inherited] = (items, _inherited_part(dict(items)))
+            done = entry.finished[inherited] = (items, inherited_part(dict(items)))
         out = ResolvedStyle(done[0])
         out.inherited = done[1]
         return out

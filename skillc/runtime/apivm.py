@@ -34,22 +34,45 @@ _FRAME = re.compile(r"\(?([^()\s]+):(\d+):(\d+)\)?\s*$")
 
 @dataclass(frozen=True)
 class SkillCode:
-    """The files require() can reach: every .js and .json outside components/ (cards have their own VM)."""
+    """The files require() can reach, each .js wrapped once as a module body."""
 
     scripts: tuple[tuple[str, str], ...]
     json_files: tuple[tuple[str, str], ...]
 
     @classmethod
-    def of(cls, pkg: SkillPackage) -> SkillCode:
+    def of(cls, pkg: SkillPackage, *, components: bool = False) -> SkillCode:
+        """Every .js and .json outside components/ (the API VM), or every one (a card's VM, whose
+        index.js may require helpers)."""
         scripts, data = [], []
         for path, text in sorted(pkg.sources.items()):
-            if path.startswith("components/"):
+            if path.startswith("components/") and not components:
                 continue
             if path.endswith(".js"):
                 scripts.append((path, _WRAP_HEAD + text + _WRAP_TAIL))
             elif path.endswith(".json"):
                 data.append((path, text))
         return cls(tuple(scripts), tuple(data))
+
+
+def boot(session: JsSession, vm_script: str) -> None:
+    """Run the loader, the wx.* surface and one VM script; their failure is a fault, not the skill's."""
+    for name in ("loader.js", "wx.js", vm_script):
+        error = session.run_script(script(name), f"skillc:{name}")
+        if error is not None:
+            raise JsFault(classify(error), error)
+
+
+def define_modules(session: JsSession, code: SkillCode, define: Any, define_json: Any) -> str | None:
+    """Register every module of ``code`` with the loader; the error text of the first that fails."""
+    for path, wrapped in code.scripts:
+        error = session.run_script(wrapped, path)
+        if error is not None:
+            return error
+        if not session.call(define, path):
+            return f"SyntaxError: {path} is not a module body\n    at {path}:1:1"
+    for path, text in code.json_files:
+        session.call(define_json, path, text)
+    return None
 
 
 class JsError(BaseModel):
@@ -65,6 +88,15 @@ class JsError(BaseModel):
     @property
     def headline(self) -> str:
         return f"{self.name}: {self.message}" if self.message else self.name
+
+    @property
+    def fault(self) -> FaultKind:
+        """What the error means for its context: a plain "error", or the fault that ends it."""
+        # QuickJS throws null when the heap is so exhausted it cannot allocate the error object; a
+        # skill that throws null itself is reported as out of memory too (docs/runtime.md says so).
+        if self.message == "a non-Error value was thrown: null":
+            return "memory"
+        return classify(self.headline)
 
     @classmethod
     def from_js(cls, raw: dict[str, Any]) -> JsError:
@@ -122,11 +154,10 @@ def run_api(
 ) -> VmRun:
     """Load the skill in a fresh context and, when ``api_name`` is given, call that API."""
     host = ApiHost(context, config, storage)
-    limits = EngineLimits(config.memory_limit, config.stack_size, config.max_console_entries, config.max_console_text)
     session: JsSession | None = None
     run = VmRun(state="loaded")
     try:
-        session = JsSession(host, limits, deadline, loop, native=native)
+        session = JsSession(host, EngineLimits.of(config), deadline, loop, native=native)
         run = _drive(session, code, api_name, arguments, context)
     except JsFault as fault:
         run = VmRun(state="fault", fault=fault.kind, error=JsError.from_text(fault.message))
@@ -142,10 +173,7 @@ def run_api(
 def _drive(
     session: JsSession, code: SkillCode, api_name: str | None, arguments: dict[str, Any], context: ApiCallContext
 ) -> VmRun:
-    for name in ("loader.js", "wx.js", "api_vm.js"):
-        error = session.run_script(script(name), f"skillc:{name}")
-        if error is not None:
-            raise JsFault(classify(error), error)
+    boot(session, "api_vm.js")
     define = session.pick("defineModule")
     define_json = session.pick("defineJson")
     run_main = session.pick("runMain")
@@ -154,23 +182,17 @@ def _drive(
     poll = session.pick("poll")
     session.seal()
 
-    for path, wrapped in code.scripts:
-        error = session.run_script(wrapped, path)
-        if error is not None:
-            return _load_failed(error, session)
-        if not session.call(define, path):
-            return _load_failed(f"SyntaxError: {path} is not a module body\n    at {path}:1:1", session)
-    for path, text in code.json_files:
-        session.call(define_json, path, text)
+    error = define_modules(session, code, define, define_json)
+    if error is not None:
+        return _load_failed(error)
 
     thrown = str(session.call(run_main, "index.js") or "")
     session.drain()
     regs = [Registration.model_validate(r) for r in json.loads(str(session.call(registrations)))]
     if thrown:
         err = JsError.from_js(json.loads(thrown))
-        fault = _fault_of(err, session)
-        if fault != "error":
-            return VmRun(state="fault", fault=fault, error=err, registrations=regs)
+        if err.fault != "error":
+            return VmRun(state="fault", fault=err.fault, error=err, registrations=regs)
         return VmRun(state="load_failed", error=err, registrations=regs, console=[_console_error(err)])
     if api_name is None:
         return VmRun(state="loaded", registrations=regs)
@@ -185,21 +207,12 @@ def _drive(
     if state == "missing":
         return VmRun(state="missing", registrations=regs)
     err = JsError.from_js(box.get("error") or {})
-    fault = _fault_of(err, session)
-    if fault != "error":
-        return VmRun(state="fault", fault=fault, error=err, registrations=regs)
+    if err.fault != "error":
+        return VmRun(state="fault", fault=err.fault, error=err, registrations=regs)
     return VmRun(state=state, error=err, registrations=regs, console=[_console_error(err)])
 
 
-def _fault_of(err: JsError, session: JsSession) -> FaultKind:
-    # QuickJS throws null when the heap is so exhausted it cannot allocate the error object; a
-    # skill that throws null itself is reported as out of memory too (docs/runtime.md says so).
-    if err.message == "a non-Error value was thrown: null":
-        return "memory"
-    return classify(err.headline)
-
-
-def _load_failed(error_text: str, session: JsSession) -> VmRun:
+def _load_failed(error_text: str) -> VmRun:
     kind = classify(error_text)
     err = JsError.from_text(error_text)
     if kind != "error":

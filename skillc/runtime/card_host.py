@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from skillc.diagnostics import Diagnostic, DiagnosticSink
 from skillc.ir.component import CompiledComponent, compile_component
 from skillc.ir.viewport import Viewport
+from skillc.runtime.apivm import SkillCode
 from skillc.runtime.card_models import (
     ApiCallAction,
     CallOutcome,
@@ -39,7 +40,6 @@ from skillc.runtime.card_models import (
 from skillc.runtime.card_store import CardRecord, CardStore, Lru
 from skillc.runtime.cards import Card, CardSetup, Step, dimensions_for
 from skillc.runtime.component_host import CardBinding
-from skillc.runtime.component_vm import ComponentCode
 from skillc.runtime.contracts import ApiCallContext, ApprovalRequest, AtomicApiResult
 from skillc.runtime.engine import BackgroundLoop
 from skillc.runtime.host import runtime_diagnostic
@@ -93,7 +93,7 @@ class CardHost:
         self._host_loop = BackgroundLoop()
         self._live: Lru[str, _Live] = Lru(max_cards, self._evict)
         self._compiled: dict[str, tuple[CompiledComponent | None, list[Diagnostic]]] = {}
-        self._code = ComponentCode.of(self.package)
+        self._code = SkillCode.of(self.package, components=True)
         manifest = self.package.manifest
         self._declared = frozenset(a.name for a in manifest.apis) if manifest else frozenset()
 

@@ -11,23 +11,15 @@ width, or 240px). docs/components.md states these limits.
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
+from skillc.ir.css_values import px as _px
 from skillc.ir.render import TEXT, RenderNode
 
-_PX = re.compile(r"^(-?\d+(?:\.\d+)?)px$")
 _DEFAULT_FONT = 16.0
 _LINE_FACTOR = 1.4
 _IMAGE_HEIGHT = 240.0
-
-
-def _px(value: str | None) -> float | None:
-    if not value:
-        return None
-    m = _PX.match(value.strip())
-    return float(m.group(1)) if m else (0.0 if value.strip() == "0" else None)
 
 
 def _box(style: Mapping[str, str], side: str) -> float:
@@ -70,8 +62,8 @@ def _line_height(style: Mapping[str, str], font: float) -> float:
         return font * _LINE_FACTOR
 
 
-def estimate_height(node: RenderNode, width: float) -> float:
-    """The estimated outer height in px of ``node`` laid out in ``width`` px."""
+def _layout(node: RenderNode, width: float, child: Callable[[RenderNode, float], float]) -> float:
+    """The outer height of ``node`` in ``width`` px, given how to measure a child at a width."""
     style = node.style
     if style.get("display") == "none":
         return 0.0
@@ -83,7 +75,6 @@ def estimate_height(node: RenderNode, width: float) -> float:
         lines = sum(max(1, math.ceil(_text_width(line, font) / max(width, 1.0))) for line in text.split("\n"))
         return lines * _line_height(style, font)
     outer_v = _box(style, "v")
-    inner_w = max(width - _box(style, "h"), 1.0)
     explicit = _px(style.get("height"))
     if explicit is not None:
         return explicit + outer_v
@@ -91,15 +82,21 @@ def estimate_height(node: RenderNode, width: float) -> float:
         img_w = _px(style.get("width"))
         return (img_w * 0.75 if img_w else _IMAGE_HEIGHT) + outer_v
     kids = node.children or []
+    inner_w = max(width - _box(style, "h"), 1.0)
     row = (style.get("display") == "flex" and style.get("flex-direction", "row") in ("row", "row-reverse")) or (
         node.type == "scroll-view" and node.props.get("scroll-x") not in (None, False, "false")
     )
     if row and kids:
         share = inner_w / len(kids) if node.type != "scroll-view" else inner_w
-        content = max(estimate_height(k, _px(k.style.get("width")) or share) for k in kids)
+        content = max(child(k, _px(k.style.get("width")) or share) for k in kids)
     else:
-        content = sum(estimate_height(k, inner_w) for k in kids)
+        content = sum(child(k, inner_w) for k in kids)
     return content + outer_v
+
+
+def estimate_height(node: RenderNode, width: float) -> float:
+    """The estimated outer height in px of ``node`` laid out in ``width`` px."""
+    return _layout(node, width, estimate_height)
 
 
 def _prefixes(node_id: str) -> list[str]:
@@ -136,29 +133,9 @@ class HeightCache:
 
     def _height(self, node: RenderNode, width: float, dirty: set[str] | None, up: set[str]) -> float:
         key = (node.id, width)
-        reusable = dirty is not None and node.id not in up and key in self._memo
-        if reusable and dirty is not None and not any(p in dirty for p in _prefixes(node.id)):
+        # Reused unless the node is a dirty node's ancestor (in ``up``) or lies inside a dirty subtree.
+        if dirty is not None and node.id not in up and key in self._memo and dirty.isdisjoint(_prefixes(node.id)):
             return self._memo[key]
-        height = self._compute(node, width, dirty, up)
+        height = _layout(node, width, lambda k, w: self._height(k, w, dirty, up))
         self._memo[key] = height
         return height
-
-    def _compute(self, node: RenderNode, width: float, dirty: set[str] | None, up: set[str]) -> float:
-        kids = node.children or []
-        if node.type == TEXT or node.type == "image" or not kids or node.style.get("display") == "none":
-            return estimate_height(node, width)
-        style = node.style
-        outer_v = _box(style, "v")
-        explicit = _px(style.get("height"))
-        if explicit is not None:
-            return explicit + outer_v
-        inner_w = max(width - _box(style, "h"), 1.0)
-        row = (style.get("display") == "flex" and style.get("flex-direction", "row") in ("row", "row-reverse")) or (
-            node.type == "scroll-view" and node.props.get("scroll-x") not in (None, False, "false")
-        )
-        if row:
-            share = inner_w / len(kids) if node.type != "scroll-view" else inner_w
-            content = max(self._height(k, _px(k.style.get("width")) or share, dirty, up) for k in kids)
-        else:
-            content = sum(self._height(k, inner_w, dirty, up) for k in kids)
-        return content + outer_v

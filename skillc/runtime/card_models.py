@@ -151,8 +151,11 @@ class CardView(_Wire):
     content_height: float = Field(description="the layout estimate of the rendered height, px")
     pending_timers: int = 0
 
-    def wire(self) -> dict[str, Any]:
-        out = self.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"document"})
+    def wire(self, *, with_data: bool = True) -> dict[str, Any]:
+        """camelCase JSON; ``with_data=False`` leaves out the card's data (up to 200 KB), which a
+        host rendering the document does not need."""
+        exclude = {"document"} if with_data else {"document", "data"}
+        out = self.model_dump(by_alias=True, exclude_none=True, mode="json", exclude=exclude)
         out["document"] = to_plain(self.document)
         return out
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,11 +25,11 @@ from skillc.ir.diff import Insert, Move, Patch, Remove, ReplaceRoot
 from skillc.ir.evaluate import CardRenderer
 from skillc.ir.render import RenderNode, copy_json
 from skillc.ir.viewport import Viewport
-from skillc.runtime.apivm import JsError
+from skillc.runtime.apivm import JsError, SkillCode
 from skillc.runtime.card_layout import HeightCache
 from skillc.runtime.card_models import CardView, ComponentAction, Dimensions
 from skillc.runtime.component_host import CardBinding, ComponentHost
-from skillc.runtime.component_vm import ComponentCode, ComponentVm
+from skillc.runtime.component_vm import ComponentVm
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext, AtomicApiResult, ConsoleEntry
 from skillc.runtime.engine import EngineLimits, JsFault
@@ -53,7 +54,7 @@ class CardSetup:
     component: CompiledComponent
     context: ApiCallContext
     viewport: Viewport
-    code: ComponentCode
+    code: SkillCode
     config: RuntimeConfig
     storage: Storage
     loop: asyncio.AbstractEventLoop | None
@@ -86,13 +87,10 @@ class Card:
         self._overflow_reported: float | None = None
         self._heights = HeightCache(setup.viewport.width)
         self._born = time.monotonic()
-        cfg = setup.config
-        self.host = ComponentHost(setup.binding, setup.context, cfg, setup.storage)
-        limits = EngineLimits(cfg.memory_limit, cfg.stack_size, cfg.max_console_entries, cfg.max_console_text)
+        self.host = ComponentHost(setup.binding, setup.context, setup.config, setup.storage)
         self.render_sink = DiagnosticSink()
         self.renderer = CardRenderer(setup.component, setup.viewport, sink=self.render_sink)
         self.vm: ComponentVm | None = None
-        self._limits = limits
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -110,24 +108,18 @@ class Card:
             vm = self._start(step)
             if vm is None:
                 return self._finish(step)
-            phases: list[tuple[str, str, Any]] = [
-                ("CMPVM002", "created", None),
-                ("CMPVM003", "Input", {"input": arguments}),
-                ("CMPVM003", "Result", payload),
-                ("CMPVM002", "attached", None),
+            phases: list[tuple[str, str, Callable[[], JsError | None]]] = [
+                ("CMPVM002", "lifetimes.created", vm.create),
+                ("CMPVM003", "its Input notification handler", lambda: vm.notify("Input", {"input": arguments})),
+                ("CMPVM003", "its Result notification handler", lambda: vm.notify("Result", payload)),
+                ("CMPVM002", "lifetimes.attached", lambda: vm.lifetime("attached")),
             ]
-            for code, phase, note in phases:
-                if phase == "created":
-                    err = vm.create()
-                elif phase == "attached":
-                    err = vm.lifetime("attached")
-                else:
-                    err = vm.notify(phase, note)
+            for code, where, run in phases:
+                err = run()
                 if err is None:
                     late = vm.take().errors  # a rejected async handler counts as throwing
                     err = late[0] if late else None
                 if err is not None:
-                    where = f"lifetimes.{phase}" if code == "CMPVM002" else f"its {phase} notification handler"
                     self._fail(step, code, f"{self._name} threw in {where}: {self._describe(err)}", err)
                     return self._finish(step)
             if not self._first_render(step, vm.snapshot()):
@@ -290,7 +282,7 @@ class Card:
             s.code,
             main,
             self.host,
-            self._limits,
+            EngineLimits.of(s.config),
             s.loop,
             native=s.native,
             dynamic=self.binding.dynamic,
@@ -398,10 +390,8 @@ class Card:
         step.diagnostics.append(runtime_diagnostic("CMPVM012", message))
 
     def _js_diag(self, code: str, message: str, err: JsError | None) -> Diagnostic:
-        d = runtime_diagnostic(code, message, file=(err.file if err and err.file else self._file))
-        if err is not None and err.line:
-            d = d.model_copy(update={"span": Span.point(err.line, err.column or 1)})
-        return d
+        span = Span.point(err.line, err.column or 1) if err is not None and err.line else None
+        return runtime_diagnostic(code, message, file=(err.file if err and err.file else self._file), span=span)
 
     @staticmethod
     def _describe(err: JsError) -> str:

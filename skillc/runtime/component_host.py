@@ -30,7 +30,7 @@ from skillc.runtime.card_models import (
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext
 from skillc.runtime.engine import HostReply
-from skillc.runtime.host import ApiHost, runtime_diagnostic
+from skillc.runtime.host import ApiHost, ExpireArgs, runtime_diagnostic
 from skillc.runtime.storage import Storage
 
 _BLOCKS: TypeAdapter[list[FollowUpBlock]] = TypeAdapter(list[FollowUpBlock])
@@ -46,12 +46,6 @@ class CardBinding:
     dynamic: bool
     dimensions: Dimensions
     declared_apis: frozenset[str]
-
-
-class _ExpireArgs(BaseModel):
-    componentPaths: list[str] | None = None
-    componentPath: str | None = None
-    match: str | None = None
 
 
 class _PageArgs(BaseModel):
@@ -154,16 +148,15 @@ class ComponentHost(ApiHost):
     # -- getViewContext(this) ------------------------------------------------------------------
 
     def _expire_previous(self, args: Any) -> HostReply:
-        a = _ExpireArgs.model_validate(args or {})
+        a = ExpireArgs.model_validate(args or {})
         self.actions.append(
             ExpirePreviousCards(card_id=self.binding.card_id, component_paths=a.componentPaths, match=a.match)
         )
         return HostReply(ok=True, value={})
 
     def _expire_all(self, args: Any) -> HostReply:
-        a = _ExpireArgs.model_validate(args or {})
-        paths = a.componentPaths if a.componentPaths is not None else ([a.componentPath] if a.componentPath else None)
-        self.actions.append(ExpireAllCards(card_id=self.binding.card_id, component_paths=paths, match=a.match))
+        a = ExpireArgs.model_validate(args or {})
+        self.actions.append(ExpireAllCards(card_id=self.binding.card_id, component_paths=a.paths, match=a.match))
         return HostReply(ok=True, value={})
 
     def _set_related_page(self, args: Any) -> HostReply:

@@ -15,40 +15,31 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-from skillc.frontend.package import SkillPackage
-from skillc.runtime.apivm import JsError
+from skillc.runtime.apivm import JsError, SkillCode, boot, define_modules
 from skillc.runtime.contracts import ConsoleEntry
-from skillc.runtime.engine import EngineLimits, JsFault, JsSession, classify, script
+from skillc.runtime.engine import EngineLimits, JsFault, JsSession
 from skillc.runtime.native import Deadline
 
-# Line 1 of every module carries this prefix, so line numbers in stack traces match the file.
-_WRAP_HEAD = "globalThis.__skillc_m = (function (exports, require, module, __filename, __dirname) {"
-_WRAP_TAIL = "\n})"
-_VM_SCRIPTS = ("loader.js", "wx.js", "component_vm.js")
+# The driver functions component_vm.js exports (only Python holds them).
+_DRIVERS = (
+    "defineModule",
+    "defineJson",
+    "runMain",
+    "bootComponent",
+    "create",
+    "lifetime",
+    "notify",
+    "event",
+    "take",
+    "runCallbacks",
+    "snapshot",
+    "restore",
+    "stopTimers",
+)
 # Host calls an event waits for before it returns; a sleeping timer is not one of them.
 _SLICE_WAITS = frozenset({"request", "login", "checkSession"})
-
-
-@dataclass(frozen=True)
-class ComponentCode:
-    """Every .js and .json file of the skill, wrapped once; a card's index.js may require helpers."""
-
-    scripts: tuple[tuple[str, str], ...]
-    json_files: tuple[tuple[str, str], ...]
-
-    @classmethod
-    def of(cls, pkg: SkillPackage) -> ComponentCode:
-        return _code_of(tuple(sorted(pkg.sources.items())))
-
-
-@cache
-def _code_of(sources: tuple[tuple[str, str], ...]) -> ComponentCode:
-    scripts = tuple((p, _WRAP_HEAD + t + _WRAP_TAIL) for p, t in sources if p.endswith(".js"))
-    data = tuple((p, t) for p, t in sources if p.endswith(".json"))
-    return ComponentCode(scripts, data)
 
 
 @dataclass
@@ -67,7 +58,7 @@ def _waits(name: str) -> bool:
 class ComponentVm:
     def __init__(
         self,
-        code: ComponentCode,
+        code: SkillCode,
         main: str,
         host: Any,
         limits: EngineLimits,
@@ -89,24 +80,13 @@ class ComponentVm:
     def load(self) -> JsError | None:
         """Run the VM scripts, register the modules, seal, and run the component's index.js."""
         s = self._slice()
-        for name in _VM_SCRIPTS:
-            error = s.run_script(script(name), f"skillc:{name}")
-            if error is not None:
-                raise JsFault(classify(error), error)
-        for name in ("defineModule", "defineJson", "runMain", "bootComponent", "create", "lifetime", "notify"):
-            self._fns[name] = s.pick(name)
-        for name in ("event", "take", "runCallbacks", "snapshot", "restore", "stopTimers"):
-            self._fns[name] = s.pick(name)
+        boot(s, "component_vm.js")
+        self._fns = {name: s.pick(name) for name in _DRIVERS}
         s.call(self._fns["bootComponent"], self._dynamic)
         s.seal()
-        for path, wrapped in self._code.scripts:
-            error = s.run_script(wrapped, path)
-            if error is not None:
-                return self._fault_or(JsError.from_text(error))
-            if not s.call(self._fns["defineModule"], path):
-                return JsError(name="SyntaxError", message=f"{path} is not a module body", file=path, line=1)
-        for path, text in self._code.json_files:
-            s.call(self._fns["defineJson"], path, text)
+        error = define_modules(s, self._code, self._fns["defineModule"], self._fns["defineJson"])
+        if error is not None:
+            return self._fault_or(JsError.from_text(error))
         return self._result(s.call(self._fns["runMain"], self._main))
 
     # -- the instance ----------------------------------------------------------------------------
@@ -181,7 +161,6 @@ class ComponentVm:
     @staticmethod
     def _fault_or(err: JsError) -> JsError:
         """An error that means the context is gone (out of memory, stack) ends it, like a fault."""
-        kind = "memory" if err.message == "a non-Error value was thrown: null" else classify(err.headline)
-        if kind != "error":
-            raise JsFault(kind, err.headline)
+        if err.fault != "error":
+            raise JsFault(err.fault, err.headline)
         return err

@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol
 import quickjs
 from pydantic import BaseModel, ValidationError
 
+from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.native import Deadline, NativeContext
 
@@ -65,6 +66,10 @@ class EngineLimits:
     stack_size: int
     max_console_entries: int = 500
     max_console_text: int = 8192
+
+    @classmethod
+    def of(cls, config: RuntimeConfig) -> EngineLimits:
+        return cls(config.memory_limit, config.stack_size, config.max_console_entries, config.max_console_text)
 
 
 @cache

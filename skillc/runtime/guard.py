@@ -85,11 +85,7 @@ def _main() -> None:
     job = GuardJob.model_validate_json(sys.stdin.buffer.read())
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
-    storage = Storage(
-        job.config.state_file,
-        key_max_bytes=job.config.storage_key_max_bytes,
-        total_max_bytes=job.config.storage_total_max_bytes,
-    )
+    storage = Storage.of(job.config)
     code = SkillCode(tuple(job.scripts), tuple(job.json_files))
     deadline = Deadline.after(job.seconds)
     run = run_api(code, job.api_name, job.arguments, job.context, job.config, storage, deadline, loop, native=False)

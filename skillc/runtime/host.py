@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from skillc.diagnostics import Diagnostic, explain
+from skillc.diagnostics import Diagnostic, Span, explain
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext, CardAction
 from skillc.runtime.engine import HostReply
@@ -34,20 +34,31 @@ class _SetArgs(BaseModel):
     data: Any = None
 
 
-class _ExpireArgs(BaseModel):
+class ExpireArgs(BaseModel):
+    """The options of expireAllCards / expirePreviousCards."""
+
     componentPaths: list[str] | None = None
     componentPath: str | None = None
     match: str | None = None
+
+    @property
+    def paths(self) -> list[str] | None:
+        """``componentPaths``, else the one ``componentPath``; None means every card."""
+        if self.componentPaths is not None:
+            return self.componentPaths
+        return [self.componentPath] if self.componentPath else None
 
 
 class _SleepArgs(BaseModel):
     ms: float = 0
 
 
-def runtime_diagnostic(code: str, message: str, *, file: str | None = None, hint: str | None = None) -> Diagnostic:
+def runtime_diagnostic(
+    code: str, message: str, *, file: str | None = None, span: Span | None = None, hint: str | None = None
+) -> Diagnostic:
     """A diagnostic from a running call (no sink: a call's diagnostics travel in its outcome)."""
     info = explain(code)
-    return Diagnostic(code=code, severity=info.severity, message=message, file=file, hint=hint)
+    return Diagnostic(code=code, severity=info.severity, message=message, file=file, span=span, hint=hint)
 
 
 class ApiHost:
@@ -131,9 +142,8 @@ class ApiHost:
     # -- model context, identity -------------------------------------------------------------
 
     def _expire_all(self, args: Any) -> HostReply:
-        a = _ExpireArgs.model_validate(args or {})
-        paths = a.componentPaths if a.componentPaths is not None else ([a.componentPath] if a.componentPath else None)
-        self.card_actions.append(CardAction(kind="expireAllCards", component_paths=paths, match=a.match))
+        a = ExpireArgs.model_validate(args or {})
+        self.card_actions.append(CardAction(kind="expireAllCards", component_paths=a.paths, match=a.match))
         return HostReply(ok=True, value={})
 
     def _login(self, _args: Any) -> HostReply:

@@ -11,7 +11,6 @@ or a caller sends.
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 import json
 import time
@@ -24,6 +23,7 @@ from typing import Any
 from skillc.diagnostics import Diagnostic, Span
 from skillc.frontend.manifest import ApiSpec
 from skillc.frontend.package import SkillPackage
+from skillc.ir.render import copy_json
 from skillc.runtime.apivm import SkillCode, VmRun, run_api
 from skillc.runtime.audit import AuditLog, arguments_digest
 from skillc.runtime.config import RuntimeConfig
@@ -52,9 +52,21 @@ def _span(line: int | None, column: int | None) -> Span | None:
     return Span.point(line, column or 1) if line and line >= 1 else None
 
 
-def _at(code: str, message: str, file: str | None = None, span: Span | None = None) -> Diagnostic:
-    d = runtime_diagnostic(code, message, file=file)
-    return d.model_copy(update={"span": span}) if span else d
+def api_risk(spec: ApiSpec, config: RuntimeConfig) -> tuple[RiskLevel, str | None]:
+    """The risk level of an API: configuration, then ``_meta.x_skillc.risk``, else the default.
+
+    A value that is not a level counts as L4; the second item then says what was wrong.
+    """
+    if spec.name in config.risk_overrides:
+        return config.risk_overrides[spec.name], None
+    vendor = spec.vendor_meta.get("x_skillc")
+    raw = vendor.get("risk") if isinstance(vendor, dict) else None
+    if raw is None:
+        return config.default_risk, None
+    try:
+        return RiskLevel(raw), None
+    except ValueError:
+        return RiskLevel.L4, f"{spec.name}: _meta.x_skillc.risk is {raw!r}, not one of L0-L4; treated as L4"
 
 
 def _sentence(message: str) -> str:
@@ -71,11 +83,7 @@ class ApiRuntime:
         self.config = config or RuntimeConfig()
         self.approver = approver
         self.code = SkillCode.of(package)
-        self.storage = Storage(
-            self.config.state_file,
-            key_max_bytes=self.config.storage_key_max_bytes,
-            total_max_bytes=self.config.storage_total_max_bytes,
-        )
+        self.storage = Storage.of(self.config)
         self.audit = AuditLog(self.config.state_file)
         self.diagnostics: list[Diagnostic] = []
         self.mode = self._deadline_mode()
@@ -179,7 +187,9 @@ class ApiRuntime:
             err = run.error
             where = f" ({err.file}:{err.line})" if err and err.file else ""
             what = err.headline if err else run.state
-            diags.append(_at("RUN001", f"index.js failed to load{where}: {what}", err.file if err else None))
+            diags.append(
+                runtime_diagnostic("RUN001", f"index.js failed to load{where}: {what}", file=err.file if err else None)
+            )
             return report
         declared = {a.name for a in self.package.manifest.apis} if self.package.manifest else set()
         seen: set[str] = set()
@@ -187,13 +197,13 @@ class ApiRuntime:
             span = _span(reg.line, 1)
             if not reg.is_function:
                 message = f'registerAPI("{reg.name}", ...) was given something that is not a function'
-                diags.append(_at("RUN004", message, reg.file, span))
+                diags.append(runtime_diagnostic("RUN004", message, file=reg.file, span=span))
             elif reg.name not in declared:
                 message = f'index.js registered "{reg.name}", which mcp.json does not declare; it cannot be called'
-                diags.append(_at("RUN003", message, reg.file, span))
+                diags.append(runtime_diagnostic("RUN003", message, file=reg.file, span=span))
             if reg.name in seen:
                 message = f'"{reg.name}" is registered more than once; the last registration wins'
-                diags.append(_at("RUN005", message, reg.file, span))
+                diags.append(runtime_diagnostic("RUN005", message, file=reg.file, span=span))
             seen.add(reg.name)
         registered = {r.name for r in run.registrations if r.is_function}
         for name in sorted(declared - registered):
@@ -220,9 +230,11 @@ class ApiRuntime:
             declared = ", ".join(a.name for a in self.package.manifest.apis) if self.package.manifest else ""
             return chain.fail("RUN011", f'no API named "{api_name}" is declared in mcp.json (declared: {declared})')
         chain.spec = spec
-        chain.risk = self._risk(spec, chain)
+        chain.risk, problem = api_risk(spec, self.config)
+        if problem is not None:
+            chain.diagnostics.append(runtime_diagnostic("RUN024", problem, file="mcp.json"))
         chain.context = (context or self.context()).model_copy(update={"api_name": api_name})
-        args = {} if arguments is None else copy.deepcopy(arguments)
+        args = {} if arguments is None else copy_json(arguments)
         if not isinstance(args, dict):
             return chain.fail("RUN010", f"the arguments of {api_name} must be a JSON object", AuditOutcome.INVALID)
         problems = self._input_check(spec).problems(args)
@@ -232,20 +244,6 @@ class ApiRuntime:
         chain.args = args
         chain.context = chain.context.model_copy(update={"arguments": args})
         return chain
-
-    def _risk(self, spec: ApiSpec, chain: _Chain) -> RiskLevel:
-        if spec.name in self.config.risk_overrides:
-            return self.config.risk_overrides[spec.name]
-        vendor = spec.vendor_meta.get("x_skillc")
-        raw = vendor.get("risk") if isinstance(vendor, dict) else None
-        if raw is None:
-            return self.config.default_risk
-        try:
-            return RiskLevel(raw)
-        except ValueError:
-            message = f"{spec.name}: _meta.x_skillc.risk is {raw!r}, not one of L0-L4; treated as L4"
-            chain.diagnostics.append(runtime_diagnostic("RUN024", message, file="mcp.json"))
-            return RiskLevel.L4
 
     def _input_check(self, spec: ApiSpec) -> SchemaCheck:
         check = self._inputs.get(spec.name)
@@ -343,7 +341,8 @@ class _Chain:
             if run.state == "fault" and run.fault == "timeout":
                 audit = AuditOutcome.TIMEOUT
             err = run.error
-            diags.append(_at(code, message, err.file if err else None, _span(err.line, err.column) if err else None))
+            span = _span(err.line, err.column) if err else None
+            diags.append(runtime_diagnostic(code, message, file=err.file if err else None, span=span))
             result = AtomicApiResult.error(_sentence(message))
         outcome = ApiCallOutcome(
             api_name=self.api_name,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +9,9 @@ from typing import Any
 import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
+
+from skillc.frontend.jsonsrc import pointer
+from skillc.ir.render import copy_json
 
 
 def _with_defaults(base: Any) -> Any:
@@ -20,7 +22,7 @@ def _with_defaults(base: Any) -> Any:
         if validator.is_type(instance, "object") and validator.is_type(props, "object"):
             for name, sub in props.items():
                 if isinstance(sub, dict) and "default" in sub and name not in instance:
-                    instance[name] = copy.deepcopy(sub["default"])
+                    instance[name] = copy_json(sub["default"])
         yield from properties(validator, props, instance, schema)
 
     return jsonschema.validators.extend(base, {"properties": fill})
@@ -46,8 +48,4 @@ class SchemaCheck:
     def problems(self, instance: Any) -> list[SchemaProblem]:
         """Validate (and, for inputs, fill defaults in place); problems sorted by pointer."""
         errors = sorted(self._validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
-        return [SchemaProblem(_pointer(e.absolute_path), e.message) for e in errors]
-
-
-def _pointer(path: Any) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+        return [SchemaProblem(pointer(e.absolute_path), e.message) for e in errors]

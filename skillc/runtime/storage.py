@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.statedb import StateDb
 
 _SCHEMA = """
@@ -44,6 +45,15 @@ class Storage:
         self.key_max_bytes = key_max_bytes
         self.total_max_bytes = total_max_bytes
         self._db = StateDb(path, _SCHEMA)
+
+    @classmethod
+    def of(cls, config: RuntimeConfig) -> Storage:
+        """The storage of the configured state file, with the configured limits."""
+        return cls(
+            config.state_file,
+            key_max_bytes=config.storage_key_max_bytes,
+            total_max_bytes=config.storage_total_max_bytes,
+        )
 
     def _conn(self) -> sqlite3.Connection:
         return self._db.conn()

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from skillc.diagnostics import Diagnostic, DiagnosticSink
 from skillc.frontend.package import SkillPackage, load_skill
-from skillc.frontend.project import find_project_skills, miniprogram_root, read_app_json
+from skillc.frontend.project import load_project
 from skillc.runtime.config import RuntimeConfig
-from skillc.server.tools import CARD_EVENT_TOOL, ServedApi, api_risk, ui_uri, uses_wx_request
+from skillc.runtime.orchestrator import api_risk
+from skillc.server.tools import CARD_EVENT_TOOL, ServedApi, ui_uri, uses_wx_request
 
 
 @dataclass
@@ -34,9 +35,6 @@ class Catalogue:
     components: dict[str, tuple[str, str]] = field(default_factory=dict)  # ui uri -> (skill, componentPath)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
-    def tool_name(self, skill: str, api: str) -> str | None:
-        return next((a.tool_name for a in self.apis.values() if a.skill == skill and a.spec.name == api), None)
-
     def tool_names(self, skill: str) -> dict[str, str]:
         """API name -> tool name for one skill (what a card view needs to turn api/call into tools/call)."""
         return {a.spec.name: a.tool_name for a in self.apis.values() if a.skill == skill}
@@ -52,15 +50,14 @@ def load_paths(paths: list[Path]) -> tuple[list[LoadedSkill], list[Diagnostic]]:
     skills: list[LoadedSkill] = []
     diagnostics: list[Diagnostic] = []
     for path in paths:
-        app_root = miniprogram_root(path) if path.is_dir() else None
-        targets: list[tuple[Path, str]] = [(path, str(path))]
-        if app_root is not None:
-            sink = DiagnosticSink()
-            text = read_app_json(app_root, sink)
-            found = find_project_skills(app_root, text, sink) if text is not None else []
-            diagnostics += _tagged(sink, str(app_root))
-            targets = [(s.path, str(s.path)) for s in found]
-        for root, display in targets:
+        sink = DiagnosticSink()
+        project = load_project(path, sink)
+        roots = [path]
+        if project is not None:
+            diagnostics += _tagged(sink, str(project.root))
+            roots = [s.path for s in project.skills]
+        for root in roots:
+            display = str(root)
             sink = DiagnosticSink()
             pkg = load_skill(root, sink)
             errors = [d for d in sink if d.severity == "error"]
@@ -107,6 +104,7 @@ def build_catalogue(skills: list[LoadedSkill], config: RuntimeConfig) -> Catalog
             if path is not None and path in folders:
                 uri = ui_uri(pkg.name, path)
                 cat.components[uri] = (pkg.name, path)
-            cat.apis[tool] = ServedApi(tool, pkg.name, spec, api_risk(spec, config), open_world, uri)
+            risk, _problem = api_risk(spec, config)  # the orchestrator reports a bad level (RUN024) on call
+            cat.apis[tool] = ServedApi(tool, pkg.name, spec, risk, open_world, uri)
     cat.diagnostics = list(sink)
     return cat

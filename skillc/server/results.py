@@ -15,6 +15,8 @@ from mcp_types import CallToolResult, ContentBlock, TextContent
 from pydantic import TypeAdapter, ValidationError
 
 from skillc.backends.cardspec_fallback import fallback_card
+from skillc.diagnostics import Diagnostic
+from skillc.ir.diff import patches_to_plain
 from skillc.runtime.card_models import CallOutcome, EventOutcome
 from skillc.runtime.contracts import ContentBlock as ApiBlock
 from skillc.server.tools import CARD_EVENT_TOOL
@@ -41,6 +43,10 @@ def error_result(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=message)], is_error=True)
 
 
+def _wire_diagnostics(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:
+    return [d.model_dump(mode="json", exclude_none=True) for d in diagnostics]
+
+
 def call_result(outcome: CallOutcome, tools: dict[str, str]) -> CallToolResult:
     """``tools``: API name -> tool name for the card's skill (api/call blocks become tools/call)."""
     result = outcome.api.result
@@ -50,8 +56,7 @@ def call_result(outcome: CallOutcome, tools: dict[str, str]) -> CallToolResult:
     meta: dict[str, Any] = dict(result.meta or {})
     card = outcome.card
     if card is not None:
-        view = card.wire()
-        view.pop("data", None)  # the card's data is the component's business; the view renders the document
+        view = card.wire(with_data=False)  # the card's data is the component's business
         view["eventTool"] = CARD_EVENT_TOOL
         view["tools"] = tools
         meta[CARD_META] = view
@@ -66,7 +71,7 @@ def call_result(outcome: CallOutcome, tools: dict[str, str]) -> CallToolResult:
         meta[ACTIONS_META] = [a.wire() for a in outcome.actions]
     diagnostics = outcome.api.diagnostics + outcome.diagnostics
     if diagnostics:
-        meta[DIAGNOSTICS_META] = [d.model_dump(mode="json", exclude_none=True) for d in diagnostics]
+        meta[DIAGNOSTICS_META] = _wire_diagnostics(diagnostics)
     return CallToolResult(
         content=content,
         structured_content=result.structured_content,
@@ -77,18 +82,18 @@ def call_result(outcome: CallOutcome, tools: dict[str, str]) -> CallToolResult:
 
 def event_result(outcome: EventOutcome) -> CallToolResult:
     """An app-only result: the patches and the actions the view carries out."""
-    wire = outcome.wire()
+    if outcome.document is None and not outcome.handled and outcome.diagnostics:
+        return error_result("; ".join(d.message for d in outcome.diagnostics))
+    # Only the parts the view uses are serialised (outcome.wire() would add the whole document).
     structured = {
         "cardId": outcome.card_id,
         "handled": outcome.handled,
-        "patches": wire["patches"],
-        "actions": wire["actions"],
+        "patches": patches_to_plain(outcome.patches),
+        "actions": [a.wire() for a in outcome.actions],
         "contentHeight": outcome.content_height,
     }
-    if outcome.document is None and not outcome.handled and outcome.diagnostics:
-        return error_result("; ".join(d.message for d in outcome.diagnostics))
     ran = ", ".join(outcome.handled) or "no handler"
-    meta = {DIAGNOSTICS_META: wire["diagnostics"]} if outcome.diagnostics else None
+    meta = {DIAGNOSTICS_META: _wire_diagnostics(outcome.diagnostics)} if outcome.diagnostics else None
     return CallToolResult(
         content=[TextContent(text=f"card {outcome.card_id}: {ran} ran, {len(outcome.patches)} patches")],
         structured_content=structured,

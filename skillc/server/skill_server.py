@@ -51,6 +51,7 @@ class _Skill:
     runtime: ApiRuntime
     cards: CardHost
     resource_domains: list[str]
+    tool_names: dict[str, str]  # API name -> tool name, for the card view's api/call blocks
 
 
 class SkillServer:
@@ -63,17 +64,16 @@ class SkillServer:
         *,
         consent: ConsentPolicy | None = None,
         viewport: Viewport | None = None,
-        session_id: str | None = None,
     ) -> None:
         self.catalogue = catalogue
-        self.config = config
         self.consent = consent or ConsentPolicy()
-        self.session_id = session_id or f"serve-{uuid.uuid4().hex[:16]}"
+        self.session_id = f"serve-{uuid.uuid4().hex[:16]}"
         self._skills: dict[str, _Skill] = {}
         for loaded in catalogue.skills:
+            name = loaded.package.name
             runtime = ApiRuntime(loaded.package, config)
             cards = CardHost(runtime, viewport=viewport or Viewport())
-            self._skills[loaded.package.name] = _Skill(runtime, cards, image_origins(loaded.package))
+            self._skills[name] = _Skill(runtime, cards, image_origins(loaded.package), catalogue.tool_names(name))
         self._card_skill: dict[str, str] = {}
         self._tools = [tool_for(a) for a in catalogue.apis.values()]
         if catalogue.components:
@@ -167,7 +167,7 @@ class SkillServer:
         outcome = await skill.cards.call(api.spec.name, arguments, context, approve=approve)
         if outcome.card is not None:
             self._card_skill[outcome.card.card_id] = api.skill
-        return call_result(outcome, self.catalogue.tool_names(api.skill))
+        return call_result(outcome, skill.tool_names)
 
     def _consent(
         self, ctx: ServerRequestContext[Any], api: ServedApi, arguments: dict[str, Any], params: CallToolRequestParams

@@ -18,31 +18,13 @@ from mcp_types import Tool, ToolAnnotations
 
 from skillc.frontend.manifest import ApiSpec
 from skillc.frontend.package import SkillPackage
-from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import RiskLevel
 
-__all__ = ["APP_MIME_TYPE", "CARD_EVENT_TOOL", "ServedApi", "api_risk", "card_event_tool", "tool_for", "ui_uri"]
+__all__ = ["APP_MIME_TYPE", "CARD_EVENT_TOOL", "ServedApi", "card_event_tool", "tool_for", "ui_uri"]
 
 CARD_EVENT_TOOL = "skillc_card_event"
 _WX_REQUEST = re.compile(r"\bwx\s*\.\s*request\b")
 _TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def api_risk(spec: ApiSpec, config: RuntimeConfig) -> RiskLevel:
-    """The risk level the orchestrator applies: configuration, then ``_meta.x_skillc.risk``, else the default.
-
-    An unknown value counts as L4, as in the orchestrator (which reports it as RUN024 on call).
-    """
-    if spec.name in config.risk_overrides:
-        return config.risk_overrides[spec.name]
-    vendor = spec.vendor_meta.get("x_skillc")
-    raw = vendor.get("risk") if isinstance(vendor, dict) else None
-    if raw is None:
-        return config.default_risk
-    try:
-        return RiskLevel(raw)
-    except ValueError:
-        return RiskLevel.L4
 
 
 def uses_wx_request(package: SkillPackage) -> bool:

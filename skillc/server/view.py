@@ -1,8 +1,8 @@
 """The MCP Apps view: one static ``text/html;profile=mcp-app`` document per card component.
 
 The document is the same template and script for every component (static/card-view.html and
-static/card-view.js, with the HTML backend's BASE_CSS so the two render alike); only a small
-JSON config naming the skill and component differs. The card's data never goes into the HTML:
+static/card-view.js, with the HTML backend's BASE_CSS and DOM_RULES so the two render alike); only
+the small JSON config's skill and component differ. The card's data never goes into the HTML:
 it arrives in the tool result's ``_meta`` as Render IR.
 """
 
@@ -14,7 +14,7 @@ from functools import cache
 from html import escape
 from importlib.resources import files
 
-from skillc.backends.html_backend import BASE_CSS
+from skillc.backends.html_backend import BASE_CSS, DOM_RULES
 from skillc.frontend.package import SkillPackage
 
 _ORIGIN = re.compile(r"https://[A-Za-z0-9.-]+(?::\d+)?")
@@ -31,7 +31,7 @@ def _script_json(value: object) -> str:
 
 
 def view_html(skill: str, component_path: str, uri: str) -> str:
-    config = {"skill": skill, "componentPath": component_path, "uri": uri}
+    config = {"skill": skill, "componentPath": component_path, "uri": uri, "dom": DOM_RULES}
     return (
         _static("card-view.html")
         .replace("/*__SKILLC_BASE_CSS__*/", BASE_CSS)

@@ -84,8 +84,9 @@
           const deep = field.endsWith('.**');
           const p = parsePath(deep ? field.slice(0, -3) : field);
           if (p === null) continue;
+          // A change at, under or above the field's path (`.**` matches the same way).
           for (const c of changed) {
-            if (startsWithPath(c, p) || (!deep && startsWithPath(p, c)) || (deep && startsWithPath(p, c))) { hit = true; break; }
+            if (startsWithPath(c, p) || startsWithPath(p, c)) { hit = true; break; }
           }
           if (hit) break;
         }
@@ -136,14 +137,11 @@
     return null;
   }
 
-  function callbacksOf(o) {
-    return typeof o.success === 'function' || typeof o.fail === 'function' || typeof o.complete === 'function';
-  }
   // A host-validated card call in the mini-program convention: callbacks, or a promise.
   function cardCall(api, name, args, o) {
     const r = I.callSync(name, args);
     const res = r.ok ? Object.assign({}, r.value || {}, { errMsg: api + ':ok' }) : { errMsg: api + ':fail ' + r.error };
-    if (callbacksOf(o)) {
+    if (I.hasCallbacks(o)) {
       if (r.ok && typeof o.success === 'function') o.success(res);
       if (!r.ok && typeof o.fail === 'function') o.fail(res);
       if (typeof o.complete === 'function') o.complete(res);

@@ -10,6 +10,7 @@
   function hasCallbacks(o) {
     return typeof o.success === 'function' || typeof o.fail === 'function' || typeof o.complete === 'function';
   }
+  I.hasCallbacks = hasCallbacks; // the Component VM's card calls follow the same convention
   // api: the wx name for errMsg; name: the host function; pick(opts): the JSON the host receives.
   function asyncApi(api, name, pick) {
     return function (opts) {

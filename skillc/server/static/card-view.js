@@ -3,15 +3,17 @@
 // Taps go to the server's app-only tool through the host (tools/call) and come back as
 // Render IR patches; a sendFollowUpMessage becomes ui/message, an api/call a tools/call.
 // The node -> DOM mapping is the HTML backend's (skillc/backends/html_backend.py), so a card
-// looks the same here as in `skillc render --backend html`.
+// looks the same here as in `skillc render --backend html`; its tables arrive as CONFIG.dom.
 (function () {
   'use strict'
   var CONFIG = JSON.parse(document.getElementById('skillc-config').textContent)
   var PROTOCOL = '2026-01-26'
-  var TAGS = { view: 'div', text: 'span', image: 'img', button: 'button', 'scroll-view': 'div' }
-  var CONSUMED = { src: 1, mode: 1, disabled: 1, text: 1 }
-  var SAFE_URL = /^(https?:\/\/|data:image\/|\/|\.\/|\.\.\/|[a-zA-Z0-9_][a-zA-Z0-9_./-]*$)/
-  var CSS_PROPERTY = /^-?[a-z][a-z0-9-]*$/
+  var TAGS = CONFIG.dom.tags
+  var CONSUMED = CONFIG.dom.consumedProps
+  var SAFE_URL = new RegExp(CONFIG.dom.safeUrl)
+  var CSS_PROPERTY = new RegExp(CONFIG.dom.cssProperty)
+  var UNSAFE_STYLE_VALUE = new RegExp(CONFIG.dom.unsafeStyleValue)
+  var ATTR_NAME = new RegExp(CONFIG.dom.attrName, 'g')
   var root = document.getElementById('card')
   var statusEl = document.getElementById('status')
 
@@ -55,7 +57,6 @@
   }
 
   function onNotification (method, params) {
-    if (method === 'ui/notifications/tool-input') { state.input = params.arguments || {}; return }
     if (method === 'ui/notifications/tool-result') { showResult(params); return }
     if (method === 'ui/notifications/tool-cancelled') { setStatus('Cancelled: ' + (params.reason || '')); return }
     if (method === 'ui/notifications/host-context-changed') { applyContext(params); return }
@@ -143,19 +144,19 @@
     })
     if (names.length) el.setAttribute('data-dataset', JSON.stringify(events[names[0]].dataset || {}))
     Object.keys(props).sort().forEach(function (name) {
-      if (CONSUMED[name]) return
+      if (CONSUMED.indexOf(name) >= 0) return
       var value = props[name]
       el.setAttribute('data-prop-' + suffix(name), typeof value === 'string' ? value : JSON.stringify(value))
     })
     var style = node.style || {}
     Object.keys(style).sort().forEach(function (prop) {
       var value = style[prop]
-      if (!CSS_PROPERTY.test(prop) || typeof value !== 'string' || /[;{}\\<>]/.test(value)) return
+      if (!CSS_PROPERTY.test(prop) || typeof value !== 'string' || UNSAFE_STYLE_VALUE.test(value)) return
       el.style.setProperty(prop, value.trim())
     })
   }
 
-  function suffix (name) { return String(name).toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '') || 'x' }
+  function suffix (name) { return String(name).toLowerCase().replace(ATTR_NAME, '-').replace(/^-+|-+$/g, '') || 'x' }
 
   // -- patches (docs/patches.md): applied in order, nodes addressed by id ---------------------
 

@@ -1,4 +1,6 @@
-"""Reading resolved CSS values (px lengths, colors, font weights) for backends that map styles.
+"""Reading resolved Render IR style values (px lengths, colors, font weights).
+
+For whoever reads styles after evaluation: backends that map them, the card layout estimate.
 
 Render IR styles are already resolved to px and plain values, so these readers stay small; a
 value they do not understand reads as None and the caller falls back to its default.
