@@ -26,9 +26,9 @@ from typing import Any
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
-from skillc.runtime.card_host import CardHost
+from skillc.runtime.api.api_runtime import ApiRuntime
+from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.orchestrator import ApiRuntime
 
 ROOT = Path(__file__).resolve().parents[1]
 COFFEE = ROOT / "examples" / "coffee-skill"

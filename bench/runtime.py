@@ -20,8 +20,8 @@ import quickjs
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
+from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.orchestrator import ApiRuntime
 
 ROOT = Path(__file__).resolve().parents[1]
 TRIVIAL_INDEX = (

@@ -370,9 +370,9 @@ def call(
       skillc call examples/coffee-skill searchDrinks --args '{"keyword": "latte"}'
       skillc call examples/coffee-skill confirmOrder --args '{"drinkId": "d01"}' --approve --json
     """
+    from skillc.runtime.api.api_runtime import ApiRuntime
+    from skillc.runtime.api.report import render_outcome
     from skillc.runtime.config import RuntimeConfig, default_state_dir
-    from skillc.runtime.orchestrator import ApiRuntime
-    from skillc.runtime.report import render_outcome
 
     try:
         arguments = json.loads(args_json)
@@ -441,12 +441,12 @@ def run(
 
     from skillc.backends.cardspec_fallback import fallback_card
     from skillc.ir.viewport import Viewport
-    from skillc.runtime.card_host import CardHost
-    from skillc.runtime.card_models import FallbackRequest
+    from skillc.runtime.api.api_runtime import ApiRuntime
+    from skillc.runtime.cards.card_host import CardHost
+    from skillc.runtime.cards.card_models import FallbackRequest
     from skillc.runtime.config import RuntimeConfig
-    from skillc.runtime.flow import FlowRunner, FlowScript, StepRecord
-    from skillc.runtime.flow_report import render_flow
-    from skillc.runtime.orchestrator import ApiRuntime
+    from skillc.runtime.flows.flow import FlowRunner, FlowScript, StepRecord
+    from skillc.runtime.flows.report import render_flow
 
     try:
         script = FlowScript.model_validate_json(script_path.read_bytes())

@@ -70,6 +70,23 @@ class Diagnostic(BaseModel):
     span: Span | None = None
     hint: str | None = None
 
+    @classmethod
+    def make(
+        cls,
+        code: str,
+        message: str,
+        *,
+        file: str | None = None,
+        span: Span | None = None,
+        hint: str | None = None,
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        """The one way to build a diagnostic: the catalogue gives its default severity (an
+        unknown code is a bug and raises). A sink's ``emit`` is this plus keeping it."""
+        return cls(
+            code=code, severity=severity or explain(code).severity, message=message, file=file, span=span, hint=hint
+        )
+
     def sort_key(self) -> tuple[str, int, int, int, str, str]:
         line = self.span.line if self.span else 0
         column = self.span.column if self.span else 0
@@ -310,15 +327,7 @@ class DiagnosticSink:
         hint: str | None = None,
         severity: Severity | None = None,
     ) -> Diagnostic:
-        info = explain(code)
-        diag = Diagnostic(
-            code=code,
-            severity=severity or info.severity,
-            message=message,
-            file=file,
-            span=span,
-            hint=hint,
-        )
+        diag = Diagnostic.make(code, message, file=file, span=span, hint=hint, severity=severity)
         self._items.append(diag)
         return diag
 

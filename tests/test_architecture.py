@@ -1,7 +1,8 @@
 """DESIGN.md's dependency rule, checked on the source: phases import only downwards.
 
 frontend <- ir <- backends; runtime never imports backends or server; nothing imports server
-or the drivers (cli, check, build); diagnostics imports no phase.
+or the drivers (cli, check, build); diagnostics imports no phase. Inside the runtime the parts
+stack the same way: sandbox < host < api < cards < flows, with contracts and config under all.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ ALLOWED = {
     "server": {"frontend", "ir", "backends", "runtime"},
 }
 DRIVERS = {"cli", "check", "build", "__main__"}
+# The runtime's parts, lowest first: each may import only those before it.
+RUNTIME_PARTS = ("sandbox", "host", "api", "cards", "flows")
+RUNTIME_SHARED = {"contracts", "config"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -55,3 +59,36 @@ def test_imports_point_down(path: Path) -> None:
             pytest.fail(f"diagnostics imports {module}")
         if own in ALLOWED:
             assert target in ALLOWED[own], f"{rel} imports {module}: {own} may use only {sorted(ALLOWED[own])}"
+
+
+def _runtime_part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["skillc", "runtime"] else None
+
+
+def test_runtime_parts_are_packages() -> None:
+    runtime = PACKAGE / "runtime"
+    found = {p.name for p in runtime.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert found == set(RUNTIME_PARTS)
+    loose = {p.stem for p in runtime.glob("*.py")} - {"__init__"}
+    assert loose == RUNTIME_SHARED, f"runtime/ holds modules outside its parts: {sorted(loose - RUNTIME_SHARED)}"
+
+
+@pytest.mark.parametrize(
+    "path", sorted((PACKAGE / "runtime").rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE / "runtime"))
+)
+def test_runtime_parts_point_down(path: Path) -> None:
+    rel = path.relative_to(PACKAGE / "runtime")
+    own = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+    for module in _imports(path):
+        target = _runtime_part(module)
+        if target is None or target == own:
+            continue
+        if own in RUNTIME_SHARED:
+            assert target in RUNTIME_SHARED, f"runtime/{rel} imports {module}: contracts and config sit under every part"
+            continue
+        if own == "__init__" or target in RUNTIME_SHARED:
+            continue
+        assert RUNTIME_PARTS.index(target) < RUNTIME_PARTS.index(own), (
+            f"runtime/{rel} imports {module}: {own} may use only {list(RUNTIME_PARTS[: RUNTIME_PARTS.index(own)])}"
+        )

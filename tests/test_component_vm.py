@@ -13,15 +13,15 @@ import pytest
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
 from skillc.ir.render import RenderNode
-from skillc.runtime.card_host import CardHost
-from skillc.runtime.card_models import (
+from skillc.runtime.api.api_runtime import ApiRuntime
+from skillc.runtime.cards.card_host import CardHost
+from skillc.runtime.cards.card_models import (
     CallOutcome,
     OpenDetailPage,
     SetRelatedPage,
     TriggerEvent,
 )
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.orchestrator import ApiRuntime
 
 from .conftest import COFFEE, FIXTURES
 
@@ -288,7 +288,7 @@ def test_approval_is_per_call(tmp_path: Path) -> None:
 
 
 def test_the_incremental_height_estimate_equals_a_full_one(h: Harness) -> None:
-    from skillc.runtime.card_layout import HeightCache, estimate_height
+    from skillc.runtime.cards.card_layout import HeightCache, estimate_height
 
     card = h.call("showTapper").card
     assert card is not None

@@ -16,12 +16,12 @@ from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
 from skillc.ir.diff import Insert, SetStyle, apply
 from skillc.ir.render import to_plain
-from skillc.runtime.card_host import CardHost
-from skillc.runtime.card_models import ExpirePreviousCards, SendFollowUpMessage
+from skillc.runtime.api.api_runtime import ApiRuntime
+from skillc.runtime.cards.card_host import CardHost
+from skillc.runtime.cards.card_models import ExpirePreviousCards, SendFollowUpMessage
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.flow import FlowRunner, FlowScript, StepRecord
-from skillc.runtime.flow_report import outline
-from skillc.runtime.orchestrator import ApiRuntime
+from skillc.runtime.flows.flow import FlowRunner, FlowScript, StepRecord
+from skillc.runtime.flows.report import outline
 
 from .conftest import COFFEE, ROOT
 

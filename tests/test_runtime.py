@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
-from skillc.runtime.audit import AuditLog
+from skillc.runtime.api.api_runtime import ApiRuntime
+from skillc.runtime.api.audit import AuditLog
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApprovalRequest, AuditOutcome
-from skillc.runtime.native import self_check
-from skillc.runtime.orchestrator import ApiRuntime
+from skillc.runtime.sandbox.native import self_check
 
 from .conftest import COFFEE, ROOT
 
@@ -491,7 +491,7 @@ def test_cli_rejects_arguments_that_are_not_json(tmp_path: Path) -> None:
     ],
 )
 def test_the_request_allow_list(url: str, allowed: bool) -> None:
-    from skillc.runtime.wxrequest import host_allowed
+    from skillc.runtime.host.wxrequest import host_allowed
 
     entries = ["api.example.com", "*.cdn.example.com", "http://127.0.0.1:8765"]
     assert host_allowed(url, entries) is allowed

@@ -13,9 +13,9 @@ import pytest
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
+from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallOutcome
-from skillc.runtime.orchestrator import ApiRuntime
 
 from .conftest import FIXTURES
 
@@ -56,8 +56,8 @@ def test_catastrophic_regex_is_interrupted(tmp_path: Path) -> None:
 
 
 def test_a_deadline_tripped_from_another_thread_stops_the_call(tmp_path: Path) -> None:
-    from skillc.runtime.apivm import run_api
-    from skillc.runtime.native import Deadline
+    from skillc.runtime.api.api_vm import run_api
+    from skillc.runtime.sandbox.native import Deadline
 
     rt = runtime_for(HOSTILE / "infinite-loop", tmp_path)
     deadline = Deadline.after(60)

@@ -15,8 +15,8 @@ from pathlib import Path
 from skillc.diagnostics import Diagnostic, DiagnosticSink
 from skillc.frontend.package import SkillPackage, load_skill
 from skillc.frontend.project import load_project
+from skillc.runtime.api.api_runtime import api_risk
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.orchestrator import api_risk
 from skillc.server.tools import CARD_EVENT_TOOL, ServedApi, ui_uri, uses_wx_request
 
 

@@ -17,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 from skillc.backends.cardspec_fallback import fallback_card
 from skillc.diagnostics import Diagnostic
 from skillc.ir.diff import patches_to_plain
-from skillc.runtime.card_models import CallOutcome, EventOutcome
+from skillc.runtime.cards.card_models import CallOutcome, EventOutcome
 from skillc.runtime.contracts import ContentBlock as ApiBlock
 from skillc.server.tools import CARD_EVENT_TOOL
 

@@ -34,9 +34,9 @@ from mcp_types import (
 
 from skillc import __version__
 from skillc.ir.viewport import Viewport
-from skillc.runtime.card_host import CardHost
+from skillc.runtime.api.api_runtime import ApiRuntime
+from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.orchestrator import ApiRuntime
 from skillc.server.catalog import Catalogue
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
 from skillc.server.results import call_result, error_result, event_result

@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillc.diagnostics import Diagnostic, Severity
 from skillc.ir.diff import Patch, patches_to_plain
 from skillc.ir.render import RenderNode
-from skillc.runtime.card_host import CardHost
-from skillc.runtime.card_models import (
+from skillc.runtime.cards.card_host import CardHost
+from skillc.runtime.cards.card_models import (
     ApiCallAction,
     CallOutcome,
     CardView,
@@ -35,7 +35,6 @@ from skillc.runtime.card_models import (
     SendFollowUpMessage,
 )
 from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome
-from skillc.runtime.host import runtime_diagnostic
 
 
 class _Step(BaseModel):
@@ -216,7 +215,7 @@ class FlowRunner:
     @staticmethod
     def _fail(record: StepRecord, message: str) -> None:
         record.failed = True
-        record.diagnostics.append(runtime_diagnostic("CMPVM012", message))
+        record.diagnostics.append(Diagnostic.make("CMPVM012", message))
 
 
 def _select(root: RenderNode, sel: NodeSelector, event: str) -> RenderNode | None:

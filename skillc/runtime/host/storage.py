@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.statedb import StateDb
+from skillc.runtime.host.statedb import StateDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS storage (

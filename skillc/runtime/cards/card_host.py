@@ -25,8 +25,9 @@ from typing import Any, TypeVar
 from skillc.diagnostics import Diagnostic, DiagnosticSink
 from skillc.ir.component import CompiledComponent, compile_component
 from skillc.ir.viewport import Viewport
-from skillc.runtime.apivm import SkillCode
-from skillc.runtime.card_models import (
+from skillc.runtime.api.api_runtime import ApiRuntime, Approver
+from skillc.runtime.cards.card import Card, CardSetup, Step, dimensions_for
+from skillc.runtime.cards.card_models import (
     ApiCallAction,
     CallOutcome,
     CardView,
@@ -37,13 +38,11 @@ from skillc.runtime.card_models import (
     FallbackRequest,
     SendFollowUpMessage,
 )
-from skillc.runtime.card_store import CardRecord, CardStore, Lru
-from skillc.runtime.cards import Card, CardSetup, Step, dimensions_for
-from skillc.runtime.component_host import CardBinding
+from skillc.runtime.cards.card_store import CardRecord, CardStore, Lru
+from skillc.runtime.cards.component_host import CardBinding
 from skillc.runtime.contracts import ApiCallContext, ApprovalRequest, AtomicApiResult
-from skillc.runtime.engine import BackgroundLoop
-from skillc.runtime.host import runtime_diagnostic
-from skillc.runtime.orchestrator import ApiRuntime, Approver
+from skillc.runtime.sandbox.engine import BackgroundLoop
+from skillc.runtime.sandbox.modules import SkillCode
 
 DEFAULT_EXPIRED_TEXT = "服务已过期"
 T = TypeVar("T")
@@ -128,7 +127,7 @@ class CardHost:
         compiled, diags = self._compile(path)
         if compiled is None:
             message = f"{path} cannot be compiled, so {api_name} shows a generic card"
-            out.diagnostics += [*diags, runtime_diagnostic("CMPVM008", message, file="mcp.json")]
+            out.diagnostics += [*diags, Diagnostic.make("CMPVM008", message, file="mcp.json")]
             out.fallback = self._fallback(result, message, path)
             return out
         card_id = self._new_id()
@@ -321,12 +320,12 @@ class CardHost:
             return live, []
         loaded = await asyncio.to_thread(self.store.load, card_id)
         if loaded is None or loaded[0].context.skill_id != self.package.name:
-            return None, [runtime_diagnostic("CMPVM012", f"there is no card {card_id!r} for {self.package.name}")]
+            return None, [Diagnostic.make("CMPVM012", f"there is no card {card_id!r} for {self.package.name}")]
         record, data = loaded
         compiled, diags = self._compile(record.component_path)
         if compiled is None:
             message = f"card {card_id} cannot be rebuilt: {record.component_path} no longer compiles"
-            return None, [*diags, runtime_diagnostic("CMPVM008", message)]
+            return None, [*diags, Diagnostic.make("CMPVM008", message)]
         setup = self._setup(card_id, record.component_path, record.api_name, compiled, record.context)
         executor = self._pick_thread()
         card, step = await self._run(executor, self._rebuild_job, setup, record, data)

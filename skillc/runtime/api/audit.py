@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from skillc.runtime.contracts import AuditRecord
-from skillc.runtime.statedb import StateDb
+from skillc.runtime.host.statedb import StateDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (

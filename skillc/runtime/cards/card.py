@@ -25,16 +25,15 @@ from skillc.ir.diff import Insert, Move, Patch, Remove, ReplaceRoot
 from skillc.ir.evaluate import CardRenderer
 from skillc.ir.render import RenderNode, copy_json
 from skillc.ir.viewport import Viewport
-from skillc.runtime.apivm import JsError, SkillCode
-from skillc.runtime.card_layout import HeightCache
-from skillc.runtime.card_models import CardView, ComponentAction, Dimensions
-from skillc.runtime.component_host import CardBinding, ComponentHost
-from skillc.runtime.component_vm import ComponentVm
+from skillc.runtime.cards.card_layout import HeightCache
+from skillc.runtime.cards.card_models import CardView, ComponentAction, Dimensions
+from skillc.runtime.cards.component_host import CardBinding, ComponentHost
+from skillc.runtime.cards.component_vm import ComponentVm
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext, AtomicApiResult, ConsoleEntry
-from skillc.runtime.engine import EngineLimits, JsFault
-from skillc.runtime.host import runtime_diagnostic
-from skillc.runtime.storage import Storage
+from skillc.runtime.host.storage import Storage
+from skillc.runtime.sandbox.engine import EngineLimits, JsFault
+from skillc.runtime.sandbox.modules import JsError, SkillCode
 
 # setData callbacks may call setData again; a card that never settles stops after this many rounds.
 MAX_CALLBACK_ROUNDS = 8
@@ -148,7 +147,7 @@ class Card:
             if not self._first_render(step, data):
                 return self._finish(step)
             step.diagnostics.append(
-                runtime_diagnostic(
+                Diagnostic.make(
                     "CMPVM014",
                     f"card {self.card_id} ({self._name}) was rebuilt from its persisted data",
                     file=self._file,
@@ -190,7 +189,7 @@ class Card:
                 err, exists = vm.event(binding.handler, event)
                 if not exists:
                     message = f'{self._name} has no method "{binding.handler}" for the {kind} on {node.id}'
-                    step.diagnostics.append(runtime_diagnostic("CMPVM005", message, file=self._file))
+                    step.diagnostics.append(Diagnostic.make("CMPVM005", message, file=self._file))
                 elif err is not None:
                     message = f"{self._name}.{binding.handler} threw: {self._describe(err)}"
                     step.diagnostics.append(self._js_diag("CMPVM004", message, err))
@@ -324,7 +323,7 @@ class Card:
             return self.renderer.update(changes)
         except Exception as exc:  # resynchronise from the component's own data with a full render
             message = f"{self._name}: incremental render failed ({type(exc).__name__}: {exc}); re-rendered in full"
-            step.diagnostics.append(runtime_diagnostic("CMPVM009", message, file=self._file))
+            step.diagnostics.append(Diagnostic.make("CMPVM009", message, file=self._file))
             assert self.vm is not None
             try:
                 doc = self.renderer.render(self.vm.snapshot())
@@ -346,7 +345,7 @@ class Card:
             return
         self._overflow_reported = height
         step.diagnostics.append(
-            runtime_diagnostic(
+            Diagnostic.make(
                 "CMPVM010",
                 f"{self._name} renders about {height:.0f}px tall, more than maxHeight {limit}px; the rest is clipped",
                 file=self._file,
@@ -371,7 +370,7 @@ class Card:
 
     def _fail(self, step: Step, code: str, message: str, err: JsError | None) -> None:
         step.failure = message
-        step.diagnostics.append(self._js_diag(code, message, err) if err else runtime_diagnostic(code, message))
+        step.diagnostics.append(self._js_diag(code, message, err) if err else Diagnostic.make(code, message))
 
     def _fault(self, step: Step, fault: JsFault) -> None:
         what = {
@@ -383,15 +382,15 @@ class Card:
         }[fault.kind]
         message = f"{self._name} {what} and was stopped"
         step.failure = message
-        step.diagnostics.append(runtime_diagnostic("CMPVM011", message, file=self._file))
+        step.diagnostics.append(Diagnostic.make("CMPVM011", message, file=self._file))
         self.dead = True
 
     def _warn(self, step: Step, message: str) -> None:
-        step.diagnostics.append(runtime_diagnostic("CMPVM012", message))
+        step.diagnostics.append(Diagnostic.make("CMPVM012", message))
 
     def _js_diag(self, code: str, message: str, err: JsError | None) -> Diagnostic:
         span = Span.point(err.line, err.column or 1) if err is not None and err.line else None
-        return runtime_diagnostic(code, message, file=(err.file if err and err.file else self._file), span=span)
+        return Diagnostic.make(code, message, file=(err.file if err and err.file else self._file), span=span)
 
     @staticmethod
     def _describe(err: JsError) -> str:

@@ -24,8 +24,11 @@ from skillc.diagnostics import Diagnostic, Span
 from skillc.frontend.manifest import ApiSpec
 from skillc.frontend.package import SkillPackage
 from skillc.ir.render import copy_json
-from skillc.runtime.apivm import SkillCode, VmRun, run_api
-from skillc.runtime.audit import AuditLog, arguments_digest
+from skillc.runtime.api.api_vm import VmRun, run_api
+from skillc.runtime.api.audit import AuditLog, arguments_digest
+from skillc.runtime.api.guard import make_job, run_guarded
+from skillc.runtime.api.result import normalise
+from skillc.runtime.api.schema import SchemaCheck
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import (
     ApiCallContext,
@@ -37,13 +40,10 @@ from skillc.runtime.contracts import (
     LoadReport,
     RiskLevel,
 )
-from skillc.runtime.engine import BackgroundLoop
-from skillc.runtime.guard import make_job, run_guarded
-from skillc.runtime.host import runtime_diagnostic
-from skillc.runtime.native import Deadline, self_check
-from skillc.runtime.result import normalise
-from skillc.runtime.schema import SchemaCheck
-from skillc.runtime.storage import Storage
+from skillc.runtime.host.storage import Storage
+from skillc.runtime.sandbox.engine import BackgroundLoop
+from skillc.runtime.sandbox.modules import SkillCode
+from skillc.runtime.sandbox.native import Deadline, self_check
 
 Approver = Callable[[ApprovalRequest], bool | Awaitable[bool]]
 
@@ -99,7 +99,7 @@ class ApiRuntime:
         if check.ok:
             return "interrupt"
         self.diagnostics.append(
-            runtime_diagnostic(
+            Diagnostic.make(
                 "RUN023",
                 f"the in-process deadline failed its self-check ({check.reason}); calls run in guard processes",
                 hint="pin quickjs-ng to the version in pyproject.toml",
@@ -188,7 +188,7 @@ class ApiRuntime:
             where = f" ({err.file}:{err.line})" if err and err.file else ""
             what = err.headline if err else run.state
             diags.append(
-                runtime_diagnostic("RUN001", f"index.js failed to load{where}: {what}", file=err.file if err else None)
+                Diagnostic.make("RUN001", f"index.js failed to load{where}: {what}", file=err.file if err else None)
             )
             return report
         declared = {a.name for a in self.package.manifest.apis} if self.package.manifest else set()
@@ -197,18 +197,18 @@ class ApiRuntime:
             span = _span(reg.line, 1)
             if not reg.is_function:
                 message = f'registerAPI("{reg.name}", ...) was given something that is not a function'
-                diags.append(runtime_diagnostic("RUN004", message, file=reg.file, span=span))
+                diags.append(Diagnostic.make("RUN004", message, file=reg.file, span=span))
             elif reg.name not in declared:
                 message = f'index.js registered "{reg.name}", which mcp.json does not declare; it cannot be called'
-                diags.append(runtime_diagnostic("RUN003", message, file=reg.file, span=span))
+                diags.append(Diagnostic.make("RUN003", message, file=reg.file, span=span))
             if reg.name in seen:
                 message = f'"{reg.name}" is registered more than once; the last registration wins'
-                diags.append(runtime_diagnostic("RUN005", message, file=reg.file, span=span))
+                diags.append(Diagnostic.make("RUN005", message, file=reg.file, span=span))
             seen.add(reg.name)
         registered = {r.name for r in run.registrations if r.is_function}
         for name in sorted(declared - registered):
             diags.append(
-                runtime_diagnostic(
+                Diagnostic.make(
                     "RUN002",
                     f'mcp.json declares "{name}" but running index.js did not register it',
                     file="mcp.json",
@@ -232,7 +232,7 @@ class ApiRuntime:
         chain.spec = spec
         chain.risk, problem = api_risk(spec, self.config)
         if problem is not None:
-            chain.diagnostics.append(runtime_diagnostic("RUN024", problem, file="mcp.json"))
+            chain.diagnostics.append(Diagnostic.make("RUN024", problem, file="mcp.json"))
         chain.context = (context or self.context()).model_copy(update={"api_name": api_name})
         args = {} if arguments is None else copy_json(arguments)
         if not isinstance(args, dict):
@@ -312,7 +312,7 @@ class _Chain:
     def fail(
         self, code: str, message: str, audit: AuditOutcome | None = None, args: dict[str, Any] | None = None
     ) -> ApiCallOutcome:
-        self.diagnostics.append(runtime_diagnostic(code, message))
+        self.diagnostics.append(Diagnostic.make(code, message))
         outcome = ApiCallOutcome(
             api_name=self.api_name,
             result=AtomicApiResult.error(_sentence(message)),
@@ -342,7 +342,7 @@ class _Chain:
                 audit = AuditOutcome.TIMEOUT
             err = run.error
             span = _span(err.line, err.column) if err else None
-            diags.append(runtime_diagnostic(code, message, file=err.file if err else None, span=span))
+            diags.append(Diagnostic.make(code, message, file=err.file if err else None, span=span))
             result = AtomicApiResult.error(_sentence(message))
         outcome = ApiCallOutcome(
             api_name=self.api_name,
@@ -384,7 +384,7 @@ class _Chain:
         if check is None or result.structured_content is None:
             return []
         return [
-            runtime_diagnostic("RUN016", f"{spec.name}: structuredContent does not match outputSchema at {p}")
+            Diagnostic.make("RUN016", f"{spec.name}: structuredContent does not match outputSchema at {p}")
             for p in check.problems(result.structured_content)[:5]
         ]
 

@@ -1,6 +1,6 @@
 """The process guard: the fallback deadline when the in-process interrupt handler cannot be trusted.
 
-Each call runs the ordinary VM in a child Python process (``python -m skillc.runtime.guard``, the
+Each call runs the ordinary VM in a child Python process (``python -m skillc.runtime.api.guard``, the
 job on stdin, the :class:`VmRun` on stdout) and the parent kills the child when the deadline
 passes. It costs a process start per call, but it holds for any binding, and it also stops long
 native builtins that no interrupt handler reaches.
@@ -16,11 +16,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from skillc.runtime.apivm import JsError, SkillCode, VmRun, run_api
+from skillc.runtime.api.api_vm import VmRun, run_api
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext
-from skillc.runtime.native import Deadline
-from skillc.runtime.storage import Storage
+from skillc.runtime.host.storage import Storage
+from skillc.runtime.sandbox.modules import JsError, SkillCode
+from skillc.runtime.sandbox.native import Deadline
 
 # The child reports host-wait timeouts itself; this grace lets it before the parent kills it.
 KILL_GRACE_S = 0.5
@@ -60,7 +61,7 @@ def make_job(
 def run_guarded(job: GuardJob, deadline: Deadline) -> VmRun:
     """Run one call in a child process; kill it at the deadline. Blocks the calling thread."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "skillc.runtime.guard"],
+        [sys.executable, "-m", "skillc.runtime.api.guard"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 METHODS = {"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT", "PATCH"}
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -104,12 +104,8 @@ def _scalar(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
 
 
-async def perform(raw: Any, allowed: Sequence[str], *, timeout_s: float, max_bytes: int) -> RequestResult:
+async def perform(args: RequestArgs, allowed: Sequence[str], *, timeout_s: float, max_bytes: int) -> RequestResult:
     """Send one wx.request; raises :class:`RequestRefused` with the wx fail reason."""
-    try:
-        args = RequestArgs.model_validate(raw)
-    except ValidationError as err:
-        raise RequestRefused("parameter error: " + err.errors()[0]["msg"]) from None
     if not host_allowed(args.url, allowed):
         raise RequestRefused(f"url not in domain list: {args.url}")
     if args.responseType not in (None, "text"):

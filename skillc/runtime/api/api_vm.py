@@ -10,118 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from skillc.diagnostics import Diagnostic
-from skillc.frontend.package import SkillPackage
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext, CardAction, ConsoleEntry, Registration
-from skillc.runtime.engine import EngineLimits, FaultKind, JsFault, JsSession, classify, script
-from skillc.runtime.host import ApiHost
-from skillc.runtime.native import Deadline
-from skillc.runtime.storage import Storage
+from skillc.runtime.host.api_host import ApiHost
+from skillc.runtime.host.calls import WX_JS
+from skillc.runtime.host.storage import Storage
+from skillc.runtime.sandbox.engine import EngineLimits, FaultKind, JsFault, JsFile, JsSession, classify
+from skillc.runtime.sandbox.modules import JsError, SkillCode, boot, define_modules
+from skillc.runtime.sandbox.native import Deadline
 
-# Line 1 of every module carries this prefix, so line numbers in stack traces match the file.
-_WRAP_HEAD = "globalThis.__skillc_m = (function (exports, require, module, __filename, __dirname) {"
-_WRAP_TAIL = "\n})"
-_FRAME = re.compile(r"\(?([^()\s]+):(\d+):(\d+)\)?\s*$")
-
-
-@dataclass(frozen=True)
-class SkillCode:
-    """The files require() can reach, each .js wrapped once as a module body."""
-
-    scripts: tuple[tuple[str, str], ...]
-    json_files: tuple[tuple[str, str], ...]
-
-    @classmethod
-    def of(cls, pkg: SkillPackage, *, components: bool = False) -> SkillCode:
-        """Every .js and .json outside components/ (the API VM), or every one (a card's VM, whose
-        index.js may require helpers)."""
-        scripts, data = [], []
-        for path, text in sorted(pkg.sources.items()):
-            if path.startswith("components/") and not components:
-                continue
-            if path.endswith(".js"):
-                scripts.append((path, _WRAP_HEAD + text + _WRAP_TAIL))
-            elif path.endswith(".json"):
-                data.append((path, text))
-        return cls(tuple(scripts), tuple(data))
-
-
-def boot(session: JsSession, vm_script: str) -> None:
-    """Run the loader, the wx.* surface and one VM script; their failure is a fault, not the skill's."""
-    for name in ("loader.js", "wx.js", vm_script):
-        error = session.run_script(script(name), f"skillc:{name}")
-        if error is not None:
-            raise JsFault(classify(error), error)
-
-
-def define_modules(session: JsSession, code: SkillCode, define: Any, define_json: Any) -> str | None:
-    """Register every module of ``code`` with the loader; the error text of the first that fails."""
-    for path, wrapped in code.scripts:
-        error = session.run_script(wrapped, path)
-        if error is not None:
-            return error
-        if not session.call(define, path):
-            return f"SyntaxError: {path} is not a module body\n    at {path}:1:1"
-    for path, text in code.json_files:
-        session.call(define_json, path, text)
-    return None
-
-
-class JsError(BaseModel):
-    """A JS exception, with where it was thrown in the skill."""
-
-    name: str = "Error"
-    message: str = ""
-    stack: str = ""
-    file: str | None = None
-    line: int | None = None
-    column: int | None = None
-
-    @property
-    def headline(self) -> str:
-        return f"{self.name}: {self.message}" if self.message else self.name
-
-    @property
-    def fault(self) -> FaultKind:
-        """What the error means for its context: a plain "error", or the fault that ends it."""
-        # QuickJS throws null when the heap is so exhausted it cannot allocate the error object; a
-        # skill that throws null itself is reported as out of memory too (docs/runtime.md says so).
-        if self.message == "a non-Error value was thrown: null":
-            return "memory"
-        return classify(self.headline)
-
-    @classmethod
-    def from_js(cls, raw: dict[str, Any]) -> JsError:
-        at = raw.get("at") or {}
-        return cls(
-            name=str(raw.get("name") or "Error"),
-            message=str(raw.get("message") or ""),
-            stack=str(raw.get("stack") or ""),
-            file=at.get("file"),
-            line=at.get("line"),
-            column=at.get("column"),
-        )
-
-    @classmethod
-    def from_text(cls, text: str) -> JsError:
-        """From an engine error text: ``Name: message`` then the stack frames."""
-        head, _, stack = text.partition("\n")
-        name, sep, message = head.partition(": ")
-        err = cls(name=name if sep else "Error", message=message if sep else head, stack=stack)
-        for line in stack.splitlines():
-            m = _FRAME.search(line)
-            if m and not m.group(1).startswith("skillc:"):
-                err.file, err.line, err.column = m.group(1), int(m.group(2)), int(m.group(3))
-                break
-        return err
+API_VM_JS = JsFile("skillc.runtime.api", "api_vm.js")
 
 
 RunState = Literal["returned", "threw", "missing", "unserializable", "load_failed", "fault", "loaded"]
@@ -173,7 +77,7 @@ def run_api(
 def _drive(
     session: JsSession, code: SkillCode, api_name: str | None, arguments: dict[str, Any], context: ApiCallContext
 ) -> VmRun:
-    boot(session, "api_vm.js")
+    boot(session, WX_JS, API_VM_JS)
     define = session.pick("defineModule")
     define_json = session.pick("defineJson")
     run_main = session.pick("runMain")

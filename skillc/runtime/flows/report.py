@@ -8,8 +8,8 @@ from typing import Any
 from skillc.diagnostics import render_text
 from skillc.ir.diff import Patch, patches_to_plain
 from skillc.ir.render import TEXT, RenderNode
-from skillc.runtime.card_models import ComponentAction, SendFollowUpMessage
-from skillc.runtime.flow import StepRecord
+from skillc.runtime.cards.card_models import ComponentAction, SendFollowUpMessage
+from skillc.runtime.flows.flow import StepRecord
 
 MAX_OUTLINE_LINES = 40
 

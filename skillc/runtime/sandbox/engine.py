@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ConsoleEntry
-from skillc.runtime.native import Deadline, NativeContext
+from skillc.runtime.sandbox.native import Deadline, NativeContext
 
 FaultKind = Literal["timeout", "memory", "stack", "stalled", "error"]
 
@@ -72,10 +72,29 @@ class EngineLimits:
         return cls(config.memory_limit, config.stack_size, config.max_console_entries, config.max_console_text)
 
 
+@dataclass(frozen=True)
+class JsFile:
+    """One of the runtime's own JS files, kept beside the Python module that loads it."""
+
+    package: str
+    name: str
+
+    @property
+    def source(self) -> str:
+        return _read(self.package, self.name)
+
+    @property
+    def filename(self) -> str:
+        """The name stack traces give it; ``skillc:`` frames are never blamed on the skill."""
+        return f"skillc:{self.name}"
+
+
 @cache
-def script(name: str) -> str:
-    """One of the runtime's own JS files (skillc/runtime/js/)."""
-    return (resources.files("skillc.runtime") / "js" / name).read_text(encoding="utf-8")
+def _read(package: str, name: str) -> str:
+    return (resources.files(package) / name).read_text(encoding="utf-8")
+
+
+PRELUDE_JS = JsFile("skillc.runtime.sandbox", "prelude.js")
 
 
 class _ConsoleIn(BaseModel):
@@ -148,7 +167,7 @@ class JsSession:
         ctx.add_callable("__skillc_host_sync", self._host_sync)
         ctx.add_callable("__skillc_host_async", self._host_async)
         ctx.add_callable("__skillc_console", self._console)
-        error = self.run_script(script("prelude.js"), "skillc:prelude.js")
+        error = self.run_script(PRELUDE_JS.source, PRELUDE_JS.filename)
         if error is not None:
             raise JsFault(classify(error), f"the engine prelude failed: {error}")
         self._pick = ctx.get("__skillc_pick")

@@ -15,7 +15,6 @@ from pydantic import ValidationError
 
 from skillc.diagnostics import Diagnostic
 from skillc.runtime.contracts import AtomicApiResult
-from skillc.runtime.host import runtime_diagnostic
 
 PART_LIMIT = 200 * 1024
 PARTS = (("content", "content"), ("structuredContent", "structuredContent"), ("_meta", "_meta"))
@@ -40,7 +39,7 @@ def normalise(api: str, raw: Any) -> Normalised:
             size = _size(raw[key])
             if size > PART_LIMIT:
                 message = f"{api}: {label} is {size} bytes as JSON (limit {PART_LIMIT})"
-                diag = runtime_diagnostic("RUN015", message, hint="return less data, or page it")
+                diag = Diagnostic.make("RUN015", message, hint="return less data, or page it")
                 return Normalised(AtomicApiResult.error(f"The result of {label} is too large: {message}."), [diag])
     if "content" not in raw:
         return _broken(api, "returned no `content`; it is required (an array of {type: 'text', text} blocks)")
@@ -67,4 +66,4 @@ def normalise(api: str, raw: Any) -> Normalised:
 
 def _broken(api: str, what: str) -> Normalised:
     message = f"{api} {what}"
-    return Normalised(AtomicApiResult.error(f"The API {message}."), [runtime_diagnostic("RUN014", message)])
+    return Normalised(AtomicApiResult.error(f"The API {message}."), [Diagnostic.make("RUN014", message)])

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from skillc.runtime.contracts import ApiCallContext
-from skillc.runtime.statedb import StateDb
+from skillc.runtime.host.statedb import StateDb
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cards (

@@ -7,7 +7,7 @@ work gets a fresh deadline, and async host calls a timer is sleeping on stay in 
 slices. Create, use and close it on one thread: the card host pins each card to a thread.
 
 Every driver method returns ``None`` or the :class:`JsError` the component threw; only a fault
-that ends the context (deadline, memory, stack) raises, as :class:`~skillc.runtime.engine.JsFault`.
+that ends the context (deadline, memory, stack) raises, as :class:`~skillc.runtime.sandbox.engine.JsFault`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillc.runtime.apivm import JsError, SkillCode, boot, define_modules
 from skillc.runtime.contracts import ConsoleEntry
-from skillc.runtime.engine import EngineLimits, JsFault, JsSession
-from skillc.runtime.native import Deadline
+from skillc.runtime.host.calls import WX_JS, blocking
+from skillc.runtime.sandbox.engine import EngineLimits, JsFault, JsFile, JsSession
+from skillc.runtime.sandbox.modules import JsError, SkillCode, boot, define_modules
+from skillc.runtime.sandbox.native import Deadline
+
+COMPONENT_VM_JS = JsFile("skillc.runtime.cards", "component_vm.js")
 
 # The driver functions component_vm.js exports (only Python holds them).
 _DRIVERS = (
@@ -38,8 +41,6 @@ _DRIVERS = (
     "restore",
     "stopTimers",
 )
-# Host calls an event waits for before it returns; a sleeping timer is not one of them.
-_SLICE_WAITS = frozenset({"request", "login", "checkSession"})
 
 
 @dataclass
@@ -49,10 +50,6 @@ class Slice:
     changes: dict[str, Any] = field(default_factory=dict)
     errors: list[JsError] = field(default_factory=list)
     callbacks: int = 0
-
-
-def _waits(name: str) -> bool:
-    return name in _SLICE_WAITS or name.startswith("storage.")
 
 
 class ComponentVm:
@@ -80,7 +77,7 @@ class ComponentVm:
     def load(self) -> JsError | None:
         """Run the VM scripts, register the modules, seal, and run the component's index.js."""
         s = self._slice()
-        boot(s, "component_vm.js")
+        boot(s, WX_JS, COMPONENT_VM_JS)
         self._fns = {name: s.pick(name) for name in _DRIVERS}
         s.call(self._fns["bootComponent"], self._dynamic)
         s.seal()
@@ -111,7 +108,7 @@ class ComponentVm:
     def take(self) -> Slice:
         """Finish pending host calls (not sleeping timers), then take the queued setData changes."""
         s = self.session
-        s.pump_idle(_waits)
+        s.pump_idle(blocking)
         raw = json.loads(str(s.call(self._fns["take"])))
         changes = {str(k): v for k, v in raw["changes"]}
         errors = [self._fault_or(JsError.from_js(e)) for e in raw["errors"]]
@@ -133,7 +130,7 @@ class ComponentVm:
     def settle_timers(self) -> None:
         """Run the callbacks of timers that have fired since the last slice."""
         self._slice()
-        self.session.pump_idle(_waits)
+        self.session.pump_idle(blocking)
 
     @property
     def pending_timers(self) -> int:

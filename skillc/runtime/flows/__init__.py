@@ -1,0 +1,2 @@
+"""Flow scripts (``skillc run --script``): scripted conversations replayed through the card host,
+and their readable report."""

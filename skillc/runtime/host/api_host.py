@@ -1,0 +1,171 @@
+"""The wx.* host boundary: what a skill's JS may ask of Python, answered for one call context.
+
+Everything that matters is decided here, from the :class:`ApiCallContext` Python built: which
+storage scope a key lives in, which hosts ``wx.request`` may reach, who ``wx.login`` says the
+user is. JS only chooses the arguments, and those are validated against the argument model of
+the call's entry in :data:`~skillc.runtime.host.calls.HOST_CALLS` before a handler sees them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from skillc.diagnostics import Diagnostic
+from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.contracts import ApiCallContext, CardAction
+from skillc.runtime.host.calls import HOST_CALLS, ExpireArgs, HostCall, KeyArgs, Mode, SetArgs, SleepArgs
+from skillc.runtime.host.storage import Storage, StorageError, StorageScope
+from skillc.runtime.host.wxrequest import RequestArgs, RequestRefused, perform
+from skillc.runtime.sandbox.engine import HostReply
+
+
+def _ok() -> HostReply:
+    return HostReply(ok=True, value={})
+
+
+class ApiHost:
+    """The host functions of one API call: the ``wx`` entries of the host-call table."""
+
+    def __init__(self, context: ApiCallContext, config: RuntimeConfig, storage: Storage) -> None:
+        self.context = context
+        self.config = config
+        self.scope: StorageScope = storage.scope(context.user_did, context.merchant_did, context.skill_id)
+        self.card_actions: list[CardAction] = []
+        self.diagnostics: list[Diagnostic] = []
+        self._calls: dict[str, tuple[HostCall, Callable[[Any], Any]]] = {
+            c.name: (c, getattr(self, "_" + c.handler)) for c in HOST_CALLS.values() if self.serves(c)
+        }
+
+    def serves(self, call: HostCall) -> bool:
+        """Whether this host answers ``call`` (the card host adds its own surface)."""
+        return call.surface == "wx"
+
+    def refusal(self, call: HostCall) -> str | None:
+        """Why this host refuses a call it serves, or None; the card host's scope.dynamic gate."""
+        return None
+
+    # -- dispatch --------------------------------------------------------------------------
+
+    def _lookup(self, name: str, mode: Mode) -> tuple[HostCall, Callable[[Any], Any]] | HostReply:
+        entry = self._calls.get(name)
+        if entry is None or mode not in entry[0].modes:
+            return HostReply.fail(f"{name} is not available")
+        refused = self.refusal(entry[0])
+        return HostReply.fail(refused) if refused is not None else entry
+
+    @staticmethod
+    def _validate(call: HostCall, args: Any) -> BaseModel | HostReply:
+        try:
+            return call.args.model_validate(args or {})
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "options"
+            return HostReply.fail(f"parameter error: {where}: {first['msg']}")
+
+    def call_sync(self, name: str, args: Any) -> HostReply:
+        entry = self._lookup(name, "sync")
+        if isinstance(entry, HostReply):
+            return entry
+        call, handler = entry
+        parsed = self._validate(call, args)
+        return parsed if isinstance(parsed, HostReply) else handler(parsed)
+
+    async def call_async(self, name: str, args: Any) -> HostReply:
+        entry = self._lookup(name, "async")
+        if isinstance(entry, HostReply):
+            return entry
+        call, handler = entry
+        parsed = self._validate(call, args)
+        if isinstance(parsed, HostReply):
+            return parsed
+        if inspect.iscoroutinefunction(handler):
+            return await handler(parsed)  # type: ignore[no-any-return]
+        if call.offload:
+            return await asyncio.to_thread(handler, parsed)
+        return handler(parsed)  # type: ignore[no-any-return]
+
+    # -- storage ---------------------------------------------------------------------------
+
+    def _storage_set(self, a: SetArgs) -> HostReply:
+        if not a.key:
+            return HostReply.fail("parameter error: key must be a non-empty string")
+        try:
+            self.scope.set(a.key, json.dumps(a.data, ensure_ascii=False))
+        except StorageError as err:
+            return HostReply.fail(str(err))
+        return _ok()
+
+    def _storage_get(self, a: KeyArgs) -> HostReply:
+        value = self.scope.get(a.key)
+        if value is None:
+            return HostReply.fail("data not found")
+        return HostReply(ok=True, value={"data": json.loads(value)})
+
+    def _storage_remove(self, a: KeyArgs) -> HostReply:
+        self.scope.remove(a.key)
+        return _ok()
+
+    def _storage_clear(self, _a: BaseModel) -> HostReply:
+        self.scope.clear()
+        return _ok()
+
+    def _storage_info(self, _a: BaseModel) -> HostReply:
+        return HostReply(ok=True, value=self.scope.info().model_dump())
+
+    # -- model context, device, identity -------------------------------------------------------
+
+    def _session_id(self, _a: BaseModel) -> HostReply:
+        return HostReply(ok=True, value=self.context.session_id)
+
+    def _device_info(self, _a: BaseModel) -> HostReply:
+        return HostReply(ok=True, value=self.config.device.model_dump(by_alias=True))
+
+    def _app_info(self, _a: BaseModel) -> HostReply:
+        return HostReply(ok=True, value=self.config.app.model_dump(by_alias=True))
+
+    def _expire_all(self, a: ExpireArgs) -> HostReply:
+        self.card_actions.append(CardAction(kind="expireAllCards", component_paths=a.paths, match=a.match))
+        return _ok()
+
+    def _login(self, _a: BaseModel) -> HostReply:
+        # A login code is opaque to the skill; derive it from the DIDs so a backend can map it back.
+        c = self.context
+        seed = f"{c.user_did}|{c.merchant_did}|{c.skill_id}|{c.session_id}"
+        return HostReply(ok=True, value={"code": "did-" + hashlib.sha256(seed.encode()).hexdigest()[:32]})
+
+    def _check_session(self, _a: BaseModel) -> HostReply:
+        return _ok()
+
+    # -- network, timers ---------------------------------------------------------------------
+
+    async def _sleep(self, a: SleepArgs) -> HostReply:
+        await asyncio.sleep(a.seconds)
+        return _ok()
+
+    async def _request(self, a: RequestArgs) -> HostReply:
+        try:
+            result = await perform(
+                a,
+                self.config.allowed_hosts,
+                timeout_s=self.config.request_timeout_s,
+                max_bytes=self.config.request_max_bytes,
+            )
+        except RequestRefused as err:
+            reason = str(err)
+            if reason.startswith("url not in domain list"):
+                self.diagnostics.append(
+                    Diagnostic.make(
+                        "RUN020",
+                        f"wx.request refused: {reason}",
+                        hint="add the host to the allow list (skillc call --allow-host HOST)",
+                    )
+                )
+            return HostReply.fail(reason)
+        return HostReply(ok=True, value=result.model_dump())
