@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,6 +59,15 @@ _new_object = object.__new__
 _set_attr = object.__setattr__
 
 
+class Where(TypedDict, total=False):
+    """Where a diagnostic points and how it deviates from its code's default severity."""
+
+    file: str | None
+    span: Span | None
+    hint: str | None
+    severity: Severity | None
+
+
 class Diagnostic(BaseModel):
     """One finding. ``file`` is relative to the skill root, with forward slashes."""
 
@@ -71,20 +81,16 @@ class Diagnostic(BaseModel):
     hint: str | None = None
 
     @classmethod
-    def make(
-        cls,
-        code: str,
-        message: str,
-        *,
-        file: str | None = None,
-        span: Span | None = None,
-        hint: str | None = None,
-        severity: Severity | None = None,
-    ) -> Diagnostic:
+    def make(cls, code: str, message: str, **where: Unpack[Where]) -> Diagnostic:
         """The one way to build a diagnostic: the catalogue gives its default severity (an
         unknown code is a bug and raises). A sink's ``emit`` is this plus keeping it."""
         return cls(
-            code=code, severity=severity or explain(code).severity, message=message, file=file, span=span, hint=hint
+            code=code,
+            severity=where.get("severity") or explain(code).severity,
+            message=message,
+            file=where.get("file"),
+            span=where.get("span"),
+            hint=where.get("hint"),
         )
 
     def sort_key(self) -> tuple[str, int, int, int, str, str]:
@@ -161,7 +167,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("JS005", _W, "An API is registered more than once; the last registration wins."),
     # -- component folders (frontend/package.py) ----------------------------------------
     CodeInfo("CMP001", _E, 'A component\'s index.json must be an object with "component": true.'),
-    # -- {{ }} expressions (frontend/expr.py) [EXPR###] ----------------------------------
+    # -- {{ }} expressions (frontend/expr/) [EXPR###] ----------------------------------
     CodeInfo("EXPR001", _E, "A {{ }} expression has a syntax error; the unexpected token is shown."),
     CodeInfo("EXPR002", _E, "A '{{' is never closed by '}}'."),
     CodeInfo("EXPR003", _E, "A string literal in an expression is not closed on its line."),
@@ -177,7 +183,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("EXPR013", _W, "A backslash escape in a string literal; WeChat does not decode escapes like JavaScript."),
     CodeInfo("EXPR014", _W, "'}}' inside an object literal; WeChat's compiler ends the mustache there. Write '} }'."),
     CodeInfo("EXPR015", _W, "An empty {{ }}; it renders as empty text."),
-    # -- WXML syntax (frontend/wxml.py) [WXML###] ------------------------------------------
+    # -- WXML syntax (frontend/wxml/) [WXML###] ------------------------------------------
     CodeInfo("WXML001", _E, "Unexpected character inside a tag: expected an attribute name, '>' or '/>'."),
     CodeInfo("WXML002", _E, "A close tag does not match the innermost open element; the open tag's position is shown."),
     CodeInfo("WXML003", _E, "A close tag has no matching open tag; it is ignored."),
@@ -209,7 +215,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("TPL016", _E, "A malformed <template>: no name or is, a duplicate name, or data that is not one {{ }} object."),
     CodeInfo("TPL017", _W, "wx:if or wx:elif holds a plain string (no {{ }}), so it is always true (or false if empty)."),
     CodeInfo("TPL018", _E, "Templates and includes nest too deeply to expand."),
-    # -- WXSS syntax and card style rules (frontend/wxss.py) [WXSS###] ---------------------
+    # -- WXSS syntax and card style rules (frontend/wxss/) [WXSS###] ---------------------
     CodeInfo("WXSS001", _E, "WXSS syntax error: a malformed rule or declaration, or a nested rule; it is skipped."),
     CodeInfo("WXSS002", _E, "A '{' (or '(' / '[') is never closed: the file ends inside the block."),
     CodeInfo("WXSS003", _E, "A quoted string or url() is not closed; the declaration is skipped."),
@@ -317,17 +323,8 @@ class DiagnosticSink:
     def __init__(self) -> None:
         self._items: list[Diagnostic] = []
 
-    def emit(
-        self,
-        code: str,
-        message: str,
-        *,
-        file: str | None = None,
-        span: Span | None = None,
-        hint: str | None = None,
-        severity: Severity | None = None,
-    ) -> Diagnostic:
-        diag = Diagnostic.make(code, message, file=file, span=span, hint=hint, severity=severity)
+    def emit(self, code: str, message: str, **where: Unpack[Where]) -> Diagnostic:
+        diag = Diagnostic.make(code, message, **where)
         self._items.append(diag)
         return diag
 

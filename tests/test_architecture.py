@@ -85,7 +85,7 @@ def test_runtime_parts_point_down(path: Path) -> None:
         if target is None or target == own:
             continue
         if own in RUNTIME_SHARED:
-            assert target in RUNTIME_SHARED, f"runtime/{rel} imports {module}: contracts and config sit under every part"
+            assert target in RUNTIME_SHARED, f"runtime/{rel} imports {module}: contracts and config are under all parts"
             continue
         if own == "__init__" or target in RUNTIME_SHARED:
             continue

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skillc.runtime.cards.component_host import CardBinding, ComponentHost
 from skillc.runtime.cards.card_models import Dimensions
+from skillc.runtime.cards.component_host import CardBinding, ComponentHost
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext
 from skillc.runtime.host import calls
@@ -51,7 +51,9 @@ def test_the_scan_sees_the_js() -> None:
 def test_every_js_call_is_in_the_table_in_its_mode() -> None:
     for name, mode in sorted(_js_uses()):
         assert name in HOST_CALLS, f"the JS calls {name!r}, which the host-call table does not have"
-        assert mode in HOST_CALLS[name].modes, f"the JS calls {name!r} {mode}, the table allows {HOST_CALLS[name].modes}"
+        assert mode in HOST_CALLS[name].modes, (
+            f"the JS calls {name!r} {mode}, the table allows {HOST_CALLS[name].modes}"
+        )
 
 
 def test_every_table_entry_is_reachable_from_js() -> None:
@@ -117,3 +119,49 @@ def test_a_new_entry_is_one_table_row_plus_its_handler(tmp_path: Path, monkeypat
     monkeypatch.setattr(ApiHost, "_ping", lambda self, _a: HostReply(ok=True, value="pong"), raising=False)
     config = RuntimeConfig(state_dir=tmp_path)
     assert ApiHost(_context(), config, Storage.of(config)).call_sync("app.ping", {}) == HostReply(ok=True, value="pong")
+
+
+# Valid arguments for each call, as the JS sends them; a new table row needs one here.
+SAMPLES: dict[str, dict[str, object]] = {
+    "storage.set": {"key": "k", "data": {"n": 1}},
+    "storage.get": {"key": "k"},
+    "storage.remove": {"key": "k"},
+    "storage.clear": {},
+    "storage.info": {},
+    "session.id": {},
+    "cards.expireAll": {"componentPaths": ["components/c/index"]},
+    "device.info": {},
+    "app.info": {},
+    "login": {},
+    "checkSession": {},
+    "timer.sleep": {"ms": 0},
+    "card.followUp": {"content": [{"type": "text", "text": "hi"}, {"type": "api/call", "data": {"name": "a"}}]},
+    "card.reapply": {"arguments": {"q": 1}},
+    "card.updateModelContext": {"content": [{"type": "text", "text": "ctx"}]},
+    "card.dimensions": {},
+    "card.expirePrevious": {},
+    "card.setRelatedPage": {"path": "/pages/a/a"},
+    "card.openDetailPage": {"url": "/pages/d/d?id=1"},
+    "card.trigger": {"name": "picked", "detail": {"id": 1}},
+    "card.warn": {"code": "CMPVM007", "message": "w"},
+    "card.noop": {},
+}
+
+
+@pytest.mark.parametrize("call", [c for c in HOST_CALLS.values() if c.name != "request"], ids=lambda c: c.name)
+def test_every_call_answers_ok_to_valid_arguments(tmp_path: Path, call: HostCall) -> None:
+    host = _card_host(tmp_path, dynamic=True)
+    host.call_sync("storage.set", {"key": "k", "data": 1})  # so storage.get finds a value
+    args = SAMPLES[call.name]
+    for mode in sorted(call.modes):
+        reply = host.call_sync(call.name, args) if mode == "sync" else asyncio.run(host.call_async(call.name, args))
+        assert reply.ok, f"{call.name} ({mode}): {reply.error}"
+        assert reply.value is not None
+        host.call_sync("storage.set", {"key": "k", "data": 1})
+
+
+def test_a_request_off_the_allow_list_is_refused_with_a_diagnostic(tmp_path: Path) -> None:
+    host = _card_host(tmp_path, dynamic=True)
+    reply = asyncio.run(host.call_async("request", {"url": "https://elsewhere.example/x"}))
+    assert reply == HostReply.fail("url not in domain list: https://elsewhere.example/x")
+    assert [d.code for d in host.diagnostics] == ["RUN020"]

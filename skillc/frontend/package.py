@@ -55,10 +55,6 @@ class SkillPackage:
     def skill_md(self) -> str | None:
         return self.sources.get("SKILL.md")
 
-    @property
-    def index_js(self) -> str | None:
-        return self.sources.get("index.js")
-
 
 def load_skill(root: Path, sink: DiagnosticSink) -> SkillPackage | None:
     """Load the skill at ``root``. None when ``root`` is not a skill folder at all."""

@@ -40,7 +40,8 @@ def parse_data_path(path: str) -> DataPath:
 
 def normalise(path: DataPath) -> DataPath:
     """Digit strings as ints, so ``a.3`` and ``a[3]`` meet in dependency lookups."""
-    return tuple(int(p) if isinstance(p, str) and p.isdigit() else p for p in path)
+    # isdecimal, not isdigit: "²" is a digit that int() refuses.
+    return tuple(int(p) if isinstance(p, str) and p.isdecimal() else p for p in path)
 
 
 def set_path(data: dict[str, Any], path: DataPath, value: Any) -> None:

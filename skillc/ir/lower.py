@@ -3,7 +3,8 @@
 Lowering runs on every build, so it makes one pass over the tree; files reached through
 ``<import>``/``<include>`` are parsed once per lowering. Card rules (which tags, events and
 attributes a card may use) are reported here, each with its own TPL code, and the offending
-node is still lowered so one defect does not hide the next.
+node is still lowered so one defect does not hide the next. One element's attributes and events
+are lowered by :mod:`skillc.ir.lower_attrs`, which this module builds the tree on.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import Literal
 
 from skillc.diagnostics import DiagnosticSink, Span
 from skillc.frontend import wxml
-from skillc.frontend.expr import Mustache, parse_expression
+from skillc.frontend.expr import Mustache
 from skillc.frontend.package import SkillPackage
+from skillc.ir.lower_attrs import AttributeLowering, dataset_key, is_static, static_text
 from skillc.ir.template import (
     RENDERED_TAGS,
     SPEC_ONLY_TAGS,
@@ -25,34 +27,24 @@ from skillc.ir.template import (
     Block,
     Branch,
     Element,
-    Event,
     For,
     IfChain,
     Node,
-    Part,
     Template,
     TemplateCall,
     TemplateDef,
     Text,
 )
 
+__all__ = ["MAX_EXPANSION", "Loader", "dataset_key", "lower_component", "lower_document"]
+
 Loader = Callable[[str], str | None]
 
 # Nested <template is>/<include> expansions deeper than this are not expanded (TPL018).
 MAX_EXPANSION = 16
 
-_EVENT = re.compile(r"^(bind|catch|capture-bind|capture-catch|mut-bind):?([A-Za-z][\w-]*)$")
 _BLANK = " \t\n\r\f"  # not str.strip()'s default: &nbsp; is content
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
-_DIRECTIVES = frozenset(
-    {"wx:if", "wx:elif", "wx:else", "wx:for", "wx:for-items", "wx:for-item", "wx:for-index", "wx:key"}
-)
-
-
-def dataset_key(name: str) -> str:
-    """``data-order-id`` -> ``orderId``: WeChat lowercases, then camel-cases at each hyphen."""
-    parts = name[5:].lower().split("-")
-    return parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
 
 
 @dataclass
@@ -63,7 +55,7 @@ class _Scope:
 
 
 @dataclass
-class _Lowering:
+class _Lowering(AttributeLowering):
     load: Loader
     sink: DiagnosticSink
     root_file: str
@@ -76,9 +68,6 @@ class _Lowering:
     dependencies: list[str] = field(default_factory=list)
 
     # -- files ------------------------------------------------------------------------------
-
-    def emit(self, code: str, message: str, file: str, span: Span, hint: str | None = None) -> None:
-        self.sink.emit(code, message, file=file, span=span, hint=hint)
 
     def document(self, file: str) -> wxml.Document | None:
         if file in self.docs:
@@ -93,7 +82,7 @@ class _Lowering:
     def resolve(self, el: wxml.Element, file: str) -> str | None:
         """The skill-relative path an <import>/<include> src names, or None (reported)."""
         attr = el.attribute("src")
-        if attr is None or not attr.value or not _is_static(attr.value):
+        if attr is None or not attr.value or not is_static(attr.value):
             self.emit(
                 "TPL013",
                 f"<{el.tag}> needs a static src naming a .wxml file of the skill",
@@ -102,7 +91,7 @@ class _Lowering:
                 hint=f'<{el.tag} src="./item.wxml"/>',
             )
             return None
-        src = _static_text(attr.value).strip()
+        src = static_text(attr.value).strip()
         span = (attr.value_loc or attr.name_loc).span()
         # A leading "/" is the skill root: a skill is its own package and cannot reach above it.
         joined = src.lstrip("/") if src.startswith("/") else posixpath.join(posixpath.dirname(file), src)
@@ -160,31 +149,6 @@ class _Lowering:
         if doc is not None:
             _collect(doc.children, own, file, None, None)
         return own.defs
-
-    # -- values ------------------------------------------------------------------------------
-
-    def parts(self, parts: tuple[wxml.Part, ...], file: str) -> tuple[Part, ...]:
-        out: list[Part] = []
-        for part in parts:
-            if isinstance(part, str):
-                out.append(part)
-            else:
-                out.append(self.mustache(part, file))
-        return tuple(out)
-
-    def mustache(self, raw: wxml.RawMustache, file: str, *, object_form: bool = False) -> Mustache:
-        expr = parse_expression(
-            raw.source,
-            file=file,
-            line=raw.source_line,
-            column=raw.source_column,
-            sink=self.sink,
-            object_form=object_form,
-        )
-        return Mustache(raw.source, expr, raw.loc.span())
-
-    def binding(self, attr: wxml.Attribute, file: str) -> Binding:
-        return Binding(self.parts(attr.value or (), file))
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -279,7 +243,7 @@ class _Lowering:
                 for_attr.name_loc.span(),
                 hint='add wx:key="id" (a unique property of each item) or wx:key="*this" for strings/numbers',
             )
-        elif key_attr.value is None or not _is_static(key_attr.value):
+        elif key_attr.value is None or not is_static(key_attr.value):
             self.emit(
                 "TPL012",
                 "wx:key takes a property name or *this, not an expression",
@@ -288,7 +252,7 @@ class _Lowering:
                 hint='write wx:key="id", not wx:key="{{item.id}}"',
             )
         else:
-            key = _static_text(key_attr.value).strip() or None
+            key = static_text(key_attr.value).strip() or None
         body: Node
         if_attr = el.attribute("wx:if")
         if if_attr is not None:
@@ -303,8 +267,8 @@ class _Lowering:
         attr = el.attribute(attr_name)
         if attr is None:
             return default
-        value = _static_text(attr.value or ()).strip()
-        if attr.value is None or not _is_static(attr.value) or not _IDENT.match(value):
+        value = static_text(attr.value or ()).strip()
+        if attr.value is None or not is_static(attr.value) or not _IDENT.match(value):
             self.emit(
                 "TPL012",
                 f"{attr_name} must be a plain variable name",
@@ -355,105 +319,6 @@ class _Lowering:
         self.attributes(el, node, file)
         node.children = self.sequence(el.children, file, path + ".", depth + 1)
         return node
-
-    def check_attributes(self, el: wxml.Element, file: str) -> None:
-        for attr in el.attributes:
-            if attr.name.startswith("wx:") and attr.name not in _DIRECTIVES:
-                self.unknown_directive(attr, file)
-
-    def unknown_directive(self, attr: wxml.Attribute, file: str) -> None:
-        self.emit(
-            "TPL012",
-            f"unknown directive {attr.name}",
-            file,
-            attr.name_loc.span(),
-            hint="WXML directives are wx:if, wx:elif, wx:else, wx:for, wx:for-item, wx:for-index and wx:key",
-        )
-
-    def attributes(self, el: wxml.Element, node: Element, file: str) -> None:
-        events: list[Event] = []
-        tag = el.tag
-        for attr in el.attributes:
-            name = attr.name
-            if name.startswith("wx:"):
-                if name not in _DIRECTIVES:
-                    self.unknown_directive(attr, file)
-                continue
-            m = _EVENT.match(name)
-            if m is not None:
-                event = self.event(attr, m.group(1), m.group(2), tag, file)
-                if event is not None:
-                    events.append(event)
-                continue
-            if attr.value is None:
-                value: str | bool | Binding = True
-            elif not _is_static(attr.value):
-                value = self.binding(attr, file)
-            else:
-                value = _static_text(attr.value)
-            if name.startswith("data-") and len(name) > 5:
-                node.dataset[dataset_key(name)] = value if not isinstance(value, bool) else ""
-            elif isinstance(value, Binding):
-                node.bindings[name] = value
-            else:
-                node.attrs[name] = value
-        node.events = tuple(events)
-        if tag == "scroll-view":
-            self.scroll_view(el, file)
-        elif tag == "button" and (open_type := el.attribute("open-type")) is not None:
-            self.emit(
-                "TPL007",
-                "button open-type is not available in cards",
-                file,
-                open_type.loc.span(),
-                hint="handle bindtap and call the API, or send a follow-up message",
-            )
-
-    def scroll_view(self, el: wxml.Element, file: str) -> None:
-        scroll_x = el.attribute("scroll-x")
-        scroll_y = el.attribute("scroll-y")
-        if scroll_y is not None and not _is_false(scroll_y):
-            self.emit(
-                "TPL006",
-                "scroll-view in a card scrolls horizontally only: scroll-y is not supported",
-                file,
-                scroll_y.loc.span(),
-                hint="remove scroll-y; the card's height is fixed and overflow is clipped",
-            )
-        elif scroll_x is None or _is_false(scroll_x):
-            self.emit(
-                "TPL005",
-                "scroll-view in a card needs scroll-x",
-                file,
-                el.tag_loc.span(),
-                hint='add scroll-x="{{true}}"',
-            )
-
-    def event(self, attr: wxml.Attribute, prefix: str, name: str, tag: str, file: str) -> Event | None:
-        allowed = name == "tap" or (tag == "image" and name in ("load", "error"))
-        if prefix not in ("bind", "catch") or not allowed:
-            what = (
-                f"{prefix} is not available in cards"
-                if allowed
-                else f"the {name} event is not delivered to cards"
-                if name != "load" and name != "error"
-                else f"the {name} event is only delivered to <image>"
-            )
-            self.emit(
-                "TPL008",
-                f"{attr.name}: {what}",
-                file,
-                attr.name_loc.span(),
-                hint="cards deliver tap (bindtap / catchtap) and, on <image>, load and error",
-            )
-            return None
-        if attr.value is None:
-            handler: str | Binding = ""
-        elif not _is_static(attr.value):
-            handler = self.binding(attr, file)
-        else:
-            handler = _static_text(attr.value).strip()
-        return Event(name, prefix == "catch", handler, attr.name, attr.loc.span())
 
     def include(self, el: wxml.Element, file: str, prefix: str, start: int, depth: int) -> list[Node]:
         target = self.resolve(el, file)
@@ -515,9 +380,9 @@ class _Lowering:
                 hint='<template name="item">...</template> then <template is="item" data="{{...}}"/>',
             )
             return Block(path, [], el.loc.span())
-        if not _is_static(is_attr.value):
+        if not is_static(is_attr.value):
             return TemplateCall(path, self.binding(is_attr, file), data, None, el.loc.span())
-        name = _static_text(is_attr.value).strip()
+        name = static_text(is_attr.value).strip()
         found = self.scope(file).defs.get(name)
         if found is None:
             self.emit(
@@ -568,7 +433,7 @@ def _collect(
         if not isinstance(node, wxml.Element):
             continue
         if node.tag == "template" and (attr := node.attribute("name")) is not None:
-            name = _static_text(attr.value or ()).strip()
+            name = static_text(attr.value or ()).strip()
             if name in scope.defs and lowering is not None:
                 lowering.emit(
                     "TPL016",
@@ -593,22 +458,6 @@ def _branch_kind(el: wxml.Element) -> Literal["if", "elif", "else"] | None:
         if attr.name == "wx:if":
             return "if"
     return None
-
-
-def _is_static(parts: tuple[wxml.Part, ...]) -> bool:
-    return all(isinstance(p, str) for p in parts)
-
-
-def _static_text(parts: tuple[wxml.Part, ...]) -> str:
-    """The literal text of ``parts``, mustaches left out."""
-    return "".join(p for p in parts if isinstance(p, str))
-
-
-def _is_false(attr: wxml.Attribute) -> bool:
-    if attr.value is None:
-        return False
-    text = "".join(p if isinstance(p, str) else "{{" + p.source.strip() + "}}" for p in attr.value).strip()
-    return text in ("{{false}}", "false", "")
 
 
 def _join(a: Span, b: Span) -> Span:

@@ -47,9 +47,10 @@ class Binding:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """``bindtap``/``bind:tap``/``catchtap``/``catch:tap``/``bindload``/``binderror``, normalised."""
+    """``bind<name>``/``bind:<name>``/``catch<name>``/``catch:<name>``, normalised; lowering keeps
+    only the events :mod:`skillc.ir.events` lists for the element's tag."""
 
-    name: str  # "tap", "load" or "error"
+    name: str  # a key of skillc.ir.events.CARD_EVENTS
     catch: bool
     handler: str | Binding  # a method name, or a mustache naming one at render time
     attribute: str  # as written, for messages

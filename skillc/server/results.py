@@ -16,9 +16,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from skillc.backends.cardspec_fallback import fallback_card
 from skillc.diagnostics import Diagnostic
-from skillc.ir.diff import patches_to_plain
 from skillc.runtime.cards.card_models import CallOutcome, EventOutcome
 from skillc.runtime.contracts import ContentBlock as ApiBlock
+from skillc.server.registry import error_result
 from skillc.server.tools import CARD_EVENT_TOOL
 
 CARD_META = "skillc/card"
@@ -37,10 +37,6 @@ def _block(block: ApiBlock) -> ContentBlock:
     except ValidationError:
         # A block type MCP does not know still reaches the model, as its JSON.
         return TextContent(text=json.dumps(block.model_dump(exclude_none=True), ensure_ascii=False))
-
-
-def error_result(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(text=message)], is_error=True)
 
 
 def _wire_diagnostics(diagnostics: list[Diagnostic]) -> list[dict[str, Any]]:
@@ -85,13 +81,7 @@ def event_result(outcome: EventOutcome) -> CallToolResult:
     if outcome.document is None and not outcome.handled and outcome.diagnostics:
         return error_result("; ".join(d.message for d in outcome.diagnostics))
     # Only the parts the view uses are serialised (outcome.wire() would add the whole document).
-    structured = {
-        "cardId": outcome.card_id,
-        "handled": outcome.handled,
-        "patches": patches_to_plain(outcome.patches),
-        "actions": [a.wire() for a in outcome.actions],
-        "contentHeight": outcome.content_height,
-    }
+    structured = outcome.view().wire()
     ran = ", ".join(outcome.handled) or "no handler"
     meta = {DIAGNOSTICS_META: _wire_diagnostics(outcome.diagnostics)} if outcome.diagnostics else None
     return CallToolResult(

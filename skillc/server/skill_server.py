@@ -9,9 +9,9 @@ concurrently on their worker threads.
 
 from __future__ import annotations
 
-import logging
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from mcp.server import Server
@@ -21,7 +21,6 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
     CallToolRequestParams,
-    CallToolResult,
     InputRequiredResult,
     ListResourcesResult,
     ListToolsResult,
@@ -39,11 +38,10 @@ from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.catalog import Catalogue
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
-from skillc.server.results import call_result, error_result, event_result
-from skillc.server.tools import APP_MIME_TYPE, CARD_EVENT_TOOL, ServedApi, card_event_tool, tool_for
+from skillc.server.registry import ToolRegistry, ToolResult, ToolSpec, error_result
+from skillc.server.results import call_result, event_result
+from skillc.server.tools import APP_MIME_TYPE, CardEventArgs, ServedApi, card_event_tool, tool_for
 from skillc.server.view import image_origins, view_html
-
-log = logging.getLogger("skillc.server")
 
 
 @dataclass
@@ -75,9 +73,11 @@ class SkillServer:
             cards = CardHost(runtime, viewport=viewport or Viewport())
             self._skills[name] = _Skill(runtime, cards, image_origins(loaded.package), catalogue.tool_names(name))
         self._card_skill: dict[str, str] = {}
-        self._tools = [tool_for(a) for a in catalogue.apis.values()]
+        self.tools = ToolRegistry()
+        for api in catalogue.apis.values():
+            self.tools.add(ToolSpec(tool_for(api), partial(self._call_api, api)))
         if catalogue.components:
-            self._tools.append(card_event_tool())
+            self.tools.add(ToolSpec(card_event_tool(), self._card_event, app_only=True))
         self.server: Server[Any] = Server(
             "skillc",
             version=__version__,
@@ -102,7 +102,7 @@ class SkillServer:
     async def list_tools(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return ListToolsResult(tools=self._tools)
+        return ListToolsResult(tools=self.tools.tools())
 
     async def list_resources(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
@@ -135,26 +135,14 @@ class SkillServer:
         )
         return ReadResourceResult(contents=[contents])
 
-    async def call_tool(
-        self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult | InputRequiredResult:
-        try:
-            if params.name == CARD_EVENT_TOOL and self.catalogue.components:
-                return await self._card_event(params.arguments or {})
-            api = self.catalogue.apis.get(params.name)
-            if api is None:
-                known = ", ".join(sorted(self.catalogue.apis)) or "none"
-                return error_result(f"Unknown tool: {params.name} (tools: {known})")
-            return await self._call_api(ctx, api, params)
-        except Exception as err:  # a bug of ours must reach the client as a result, never an HTTP 500
-            log.exception("tools/call %s failed", params.name)
-            return error_result(f"skillc could not run {params.name}: internal error ({type(err).__name__}: {err})")
+    async def call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
+        return await self.tools.call(ctx, params)
 
     # -- calls -----------------------------------------------------------------------------------
 
     async def _call_api(
-        self, ctx: ServerRequestContext[Any], api: ServedApi, params: CallToolRequestParams
-    ) -> CallToolResult | InputRequiredResult:
+        self, api: ServedApi, ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> ToolResult:
         skill = self._skills[api.skill]
         arguments = params.arguments if params.arguments is not None else {}
         approve = False  # only consulted for L3/L4
@@ -181,15 +169,11 @@ class SkillServer:
             return self.consent.ask(api, arguments)
         return False
 
-    async def _card_event(self, arguments: dict[str, Any]) -> CallToolResult:
-        card_id, node_id = arguments.get("cardId"), arguments.get("nodeId")
-        event = arguments.get("event", "tap")
-        detail = arguments.get("detail")
-        if not isinstance(card_id, str) or not isinstance(node_id, str) or event not in ("tap", "load", "error"):
-            return error_result(
-                f"invalid arguments for {CARD_EVENT_TOOL}: cardId and nodeId must be strings, "
-                "event one of tap, load, error"
-            )
+    async def _card_event(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
+        args = CardEventArgs.parse(params.arguments)
+        if isinstance(args, str):
+            return error_result(args)
+        card_id = args.card_id
         name = self._card_skill.get(card_id)
         if name is None:
             # A card from before a restart: the skill whose store knows it.
@@ -199,7 +183,7 @@ class SkillServer:
                     break
         if name is None:
             return error_result(f"no card {card_id} is known to this server")
-        outcome = await self._skills[name].cards.event(card_id, node_id, str(event), detail)
+        outcome = await self._skills[name].cards.event(card_id, args.node_id, args.event, args.detail)
         return event_result(outcome)
 
     async def close(self) -> None:

@@ -15,12 +15,17 @@ from typing import Any
 
 from mcp.server.apps import APP_MIME_TYPE
 from mcp_types import Tool, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
 
 from skillc.frontend.manifest import ApiSpec
 from skillc.frontend.package import SkillPackage
+from skillc.ir.events import CARD_EVENTS, EVENT_NAMES
+from skillc.runtime.cards.card_models import CardEventView
 from skillc.runtime.contracts import RiskLevel
+from skillc.server.registry import output_schema
 
-__all__ = ["APP_MIME_TYPE", "CARD_EVENT_TOOL", "ServedApi", "card_event_tool", "tool_for", "ui_uri"]
+__all__ = ["APP_MIME_TYPE", "CARD_EVENT_TOOL", "CardEventArgs", "ServedApi", "card_event_tool", "tool_for", "ui_uri"]
 
 CARD_EVENT_TOOL = "skillc_card_event"
 _WX_REQUEST = re.compile(r"\bwx\s*\.\s*request\b")
@@ -77,29 +82,34 @@ def tool_for(api: ServedApi) -> Tool:
     )
 
 
-CARD_EVENT_INPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "cardId": {"type": "string", "description": "the card the event happened on"},
-        "nodeId": {"type": "string", "description": "the Render IR id of the innermost node that was tapped"},
-        "event": {"type": "string", "enum": ["tap", "load", "error"], "default": "tap"},
-        "detail": {"type": "object", "description": "event.detail (image size for load, errMsg for error)"},
-    },
-    "required": ["cardId", "nodeId"],
-    "additionalProperties": False,
-}
+# The card-event tool's inputSchema is generated from this model, its event enum from the ir table.
+class CardEventArgs(BaseModel):
+    """A user event on one node of a card."""
 
-CARD_EVENT_OUTPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "cardId": {"type": "string"},
-        "handled": {"type": "array", "items": {"type": "string"}},
-        "patches": {"type": "array", "items": {"type": "object"}},
-        "actions": {"type": "array", "items": {"type": "object"}},
-        "contentHeight": {"type": "number"},
-    },
-    "required": ["cardId", "patches", "actions"],
-}
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    card_id: str = Field(description="the card the event happened on")
+    node_id: str = Field(description="the Render IR id of the innermost node that was tapped")
+    event: str = Field("tap", json_schema_extra={"enum": list(EVENT_NAMES)})
+    detail: dict[str, Any] | None = Field(None, description="event.detail (image size for load, errMsg for error)")
+
+    @field_validator("event")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in CARD_EVENTS:
+            raise ValueError(f"event must be one of {', '.join(EVENT_NAMES)}")
+        return value
+
+    @classmethod
+    def parse(cls, arguments: dict[str, Any] | None) -> CardEventArgs | str:
+        """The arguments, or the error text the tool answers with."""
+        try:
+            return cls.model_validate(arguments or {})
+        except ValidationError:
+            return (
+                f"invalid arguments for {CARD_EVENT_TOOL}: cardId and nodeId must be strings, "
+                f"event one of {', '.join(EVENT_NAMES)}"
+            )
 
 
 def card_event_tool() -> Tool:
@@ -109,8 +119,8 @@ def card_event_tool() -> Tool:
         title="Card event",
         description="Deliver a user event (tap) on a skill card to its component; returns Render IR patches. "
         "Called by the card view, never by the model.",
-        input_schema=CARD_EVENT_INPUT,
-        output_schema=CARD_EVENT_OUTPUT,
+        input_schema=CardEventArgs.model_json_schema(by_alias=True),
+        output_schema=output_schema(CardEventView),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
         _meta={"ui": {"visibility": ["app"]}},
     )

@@ -23,6 +23,7 @@ from skillc.diagnostics import Diagnostic, DiagnosticSink, Span
 from skillc.ir.component import CompiledComponent
 from skillc.ir.diff import Insert, Move, Patch, Remove, ReplaceRoot
 from skillc.ir.evaluate import CardRenderer
+from skillc.ir.events import bubbles, default_detail
 from skillc.ir.render import RenderNode, copy_json
 from skillc.ir.viewport import Viewport
 from skillc.runtime.cards.card_layout import HeightCache
@@ -37,7 +38,6 @@ from skillc.runtime.sandbox.modules import JsError, SkillCode
 
 # setData callbacks may call setData again; a card that never settles stops after this many rounds.
 MAX_CALLBACK_ROUNDS = 8
-_BUBBLING = frozenset({"tap"})
 
 
 def dimensions_for(viewport: Viewport) -> Dimensions:
@@ -174,7 +174,7 @@ class Card:
         stamp = int((time.monotonic() - self._born) * 1000)
         vm = self.vm
         try:
-            for node in reversed(chain) if kind in _BUBBLING else [target]:
+            for node in reversed(chain) if bubbles(kind) else [target]:
                 binding = node.events.get(kind) if node.events else None
                 if binding is None:
                     continue
@@ -183,7 +183,7 @@ class Card:
                     "timeStamp": stamp,
                     "target": target_info,
                     "currentTarget": {"id": _element_id(node), "dataset": binding.dataset},
-                    "detail": detail if detail is not None else ({"x": 0, "y": 0} if kind == "tap" else {}),
+                    "detail": detail if detail is not None else default_detail(kind),
                     "mark": {},
                 }
                 err, exists = vm.event(binding.handler, event)

@@ -190,6 +190,19 @@ class CallOutcome(_Wire):
         return out
 
 
+# The one card-event result shape: the server's card-event tool answers with it (its outputSchema
+# is generated from this model) and EventOutcome.wire() starts with it.
+class CardEventView(_Wire):
+    """What a card view needs from one event: the handlers that ran, the Render IR patches to
+    apply and the component actions to carry out."""
+
+    card_id: str
+    handled: list[str] = Field(description="the handlers that ran, innermost first")
+    patches: list[dict[str, Any]] = Field(description="Render IR patches, docs/patches.md")
+    actions: list[dict[str, Any]] = Field(description="component actions the view carries out")
+    content_height: float = Field(description="the layout estimate of the rendered height, px")
+
+
 class EventOutcome(_Wire):
     card_id: str
     handled: list[str] = Field(default_factory=list, description="the handlers that ran, innermost first")
@@ -200,13 +213,19 @@ class EventOutcome(_Wire):
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     console: list[ConsoleEntry] = Field(default_factory=list)
 
+    def view(self) -> CardEventView:
+        return CardEventView(
+            card_id=self.card_id,
+            handled=self.handled,
+            patches=patches_to_plain(self.patches),
+            actions=[a.wire() for a in self.actions],
+            content_height=self.content_height,
+        )
+
     def wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"cardId": self.card_id, "handled": self.handled}
-        out["patches"] = patches_to_plain(self.patches)
-        out["actions"] = [a.wire() for a in self.actions]
+        out = self.view().wire()
         if self.document is not None:
             out["document"] = to_plain(self.document)
-        out["contentHeight"] = self.content_height
         out["diagnostics"] = [d.model_dump(mode="json", exclude_none=True) for d in self.diagnostics]
         out["console"] = [c.wire() for c in self.console]
         return out

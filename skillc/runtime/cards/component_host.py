@@ -64,10 +64,6 @@ def _query_text(query: str | dict[str, Any] | None) -> str | None:
     return "&".join(f"{k}={v}" for k, v in query.items())
 
 
-def _ok() -> HostReply:
-    return _ok()
-
-
 class ComponentHost(ApiHost):
     """The host functions of one card instance; actions and diagnostics accumulate until taken."""
 
@@ -114,7 +110,7 @@ class ComponentHost(ApiHost):
                     "CMPVM006", f'sendFollowUpMessage: api/call names "{call.name}", which mcp.json does not declare'
                 )
         self.actions.append(action)
-        return _ok()
+        return HostReply.done()
 
     def _reapply(self, a: ReapplyArgs) -> HostReply:
         arguments = a.arguments
@@ -123,12 +119,12 @@ class ComponentHost(ApiHost):
         self.actions.append(
             ApiCallAction(card_id=self.binding.card_id, name=self.binding.api_name, arguments=arguments)
         )
-        return _ok()
+        return HostReply.done()
 
     def _update_model_context(self, a: ContentArgs) -> HostReply:
         if not isinstance(a.content, list):
             return self._refuse("CMPVM013", "updateModelContext: content must be an array of text blocks")
-        return _ok()
+        return HostReply.done()
 
     # -- getViewContext(this) ------------------------------------------------------------------
 
@@ -136,17 +132,17 @@ class ComponentHost(ApiHost):
         self.actions.append(
             ExpirePreviousCards(card_id=self.binding.card_id, component_paths=a.componentPaths, match=a.match)
         )
-        return _ok()
+        return HostReply.done()
 
     def _expire_all(self, a: ExpireArgs) -> HostReply:
         self.actions.append(ExpireAllCards(card_id=self.binding.card_id, component_paths=a.paths, match=a.match))
-        return _ok()
+        return HostReply.done()
 
     def _set_related_page(self, a: PageArgs) -> HostReply:
         if a.path is None and a.query is None:
             return self._refuse("CMPVM013", "setRelatedPage: give a path, a query or both")
         self.actions.append(SetRelatedPage(card_id=self.binding.card_id, path=a.path, query=_query_text(a.query)))
-        return _ok()
+        return HostReply.done()
 
     def _open_detail_page(self, a: PageArgs) -> HostReply:
         url = a.url
@@ -156,18 +152,18 @@ class ComponentHost(ApiHost):
         if not url:
             return self._refuse("CMPVM013", "openDetailPage: url is required ({url: '/pages/detail/detail?id=1'})")
         self.actions.append(OpenDetailPage(card_id=self.binding.card_id, url=url))
-        return _ok()
+        return HostReply.done()
 
     def _trigger(self, a: TriggerArgs) -> HostReply:
         self.actions.append(TriggerEvent(card_id=self.binding.card_id, name=a.name, detail=a.detail))
-        return _ok()
+        return HostReply.done()
 
     def _warn(self, a: WarnArgs) -> HostReply:
         self.diagnostics.append(Diagnostic.make(a.code, a.message, file=self.binding.component_path + ".js"))
-        return _ok()
+        return HostReply.done()
 
     def _dimensions(self, _a: BaseModel) -> HostReply:
         return HostReply(ok=True, value=self.binding.dimensions.wire())
 
     def _noop(self, _a: BaseModel) -> HostReply:
-        return _ok()
+        return HostReply.done()

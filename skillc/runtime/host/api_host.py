@@ -26,10 +26,6 @@ from skillc.runtime.host.wxrequest import RequestArgs, RequestRefused, perform
 from skillc.runtime.sandbox.engine import HostReply
 
 
-def _ok() -> HostReply:
-    return HostReply(ok=True, value={})
-
-
 class ApiHost:
     """The host functions of one API call: the ``wx`` entries of the host-call table."""
 
@@ -100,7 +96,7 @@ class ApiHost:
             self.scope.set(a.key, json.dumps(a.data, ensure_ascii=False))
         except StorageError as err:
             return HostReply.fail(str(err))
-        return _ok()
+        return HostReply.done()
 
     def _storage_get(self, a: KeyArgs) -> HostReply:
         value = self.scope.get(a.key)
@@ -110,11 +106,11 @@ class ApiHost:
 
     def _storage_remove(self, a: KeyArgs) -> HostReply:
         self.scope.remove(a.key)
-        return _ok()
+        return HostReply.done()
 
     def _storage_clear(self, _a: BaseModel) -> HostReply:
         self.scope.clear()
-        return _ok()
+        return HostReply.done()
 
     def _storage_info(self, _a: BaseModel) -> HostReply:
         return HostReply(ok=True, value=self.scope.info().model_dump())
@@ -132,7 +128,7 @@ class ApiHost:
 
     def _expire_all(self, a: ExpireArgs) -> HostReply:
         self.card_actions.append(CardAction(kind="expireAllCards", component_paths=a.paths, match=a.match))
-        return _ok()
+        return HostReply.done()
 
     def _login(self, _a: BaseModel) -> HostReply:
         # A login code is opaque to the skill; derive it from the DIDs so a backend can map it back.
@@ -141,13 +137,13 @@ class ApiHost:
         return HostReply(ok=True, value={"code": "did-" + hashlib.sha256(seed.encode()).hexdigest()[:32]})
 
     def _check_session(self, _a: BaseModel) -> HostReply:
-        return _ok()
+        return HostReply.done()
 
     # -- network, timers ---------------------------------------------------------------------
 
     async def _sleep(self, a: SleepArgs) -> HostReply:
         await asyncio.sleep(a.seconds)
-        return _ok()
+        return HostReply.done()
 
     async def _request(self, a: RequestArgs) -> HostReply:
         try:

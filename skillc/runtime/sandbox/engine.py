@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -50,6 +51,11 @@ class HostReply(BaseModel):
     @classmethod
     def fail(cls, error: str) -> HostReply:
         return cls(ok=False, error=error)
+
+    @classmethod
+    def done(cls) -> HostReply:
+        """Success with nothing to say (``{}``, so JS can spread it into its result)."""
+        return cls(ok=True, value={})
 
 
 class HostFunctions(Protocol):
@@ -93,6 +99,8 @@ class JsFile:
 def _read(package: str, name: str) -> str:
     return (resources.files(package) / name).read_text(encoding="utf-8")
 
+
+log = logging.getLogger("skillc.runtime")
 
 PRELUDE_JS = JsFile("skillc.runtime.sandbox", "prelude.js")
 
@@ -252,6 +260,7 @@ class JsSession:
         try:
             reply = future.result()
         except Exception as err:  # a host coroutine bug must not take the call down
+            log.exception("host call %s failed", _name)
             reply = HostReply.fail(f"internal error: {type(err).__name__}")
         self.call(self._settle, call_id, reply.model_dump_json())
 
@@ -289,7 +298,8 @@ class JsSession:
     def _host_sync(self, name: Any, args_json: Any) -> str:
         try:
             reply = self._host.call_sync(str(name), json.loads(str(args_json)))
-        except Exception as err:
+        except Exception as err:  # a bug of ours: logged, and a plain failure for the skill
+            log.exception("host call %s failed", name)
             reply = HostReply.fail(f"internal error: {type(err).__name__}")
         return reply.model_dump_json()
 

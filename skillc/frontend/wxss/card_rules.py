@@ -1,0 +1,103 @@
+"""What cards can render: supported properties and values, media features, selector hints.
+
+The tables follow DESIGN.md "Card WXSS" and notes/ai-mode-spec.md section 5; the hints say
+why a known CSS feature is refused and what to write instead. Only tables and lookups live
+here: the parser's readers apply them.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import tinycss2.color3
+
+__all__ = ["SUPPORTED_PROPERTIES"]
+
+_SIDES = ("top", "right", "bottom", "left")
+SUPPORTED_PROPERTIES: frozenset[str] = frozenset(
+    {
+        "display", "position", "top", "right", "bottom", "left", "box-sizing", "pointer-events",
+        "color", "opacity", "visibility", "aspect-ratio",
+        "flex", "flex-direction", "flex-wrap", "flex-flow", "flex-grow", "flex-shrink", "flex-basis",
+        "justify-content", "align-items", "align-self", "align-content", "order",
+        "background", "background-color", "background-image", "background-size", "background-position",
+        "background-repeat", "background-clip", "background-origin",
+        "mask", "mask-image", "mask-size", "mask-position", "mask-repeat", "mask-origin", "mask-clip", "mask-mode",
+        "width", "height", "min-width", "max-width", "min-height", "max-height",
+        "padding", "margin", "border", "border-width", "border-style", "border-color", "border-radius",
+        "box-shadow", "text-shadow",
+        "font", "font-size", "font-weight", "font-family", "font-style",
+        "line-height", "text-align", "word-break", "white-space", "text-overflow", "text-indent",
+        "vertical-align", "letter-spacing", "word-spacing", "-wx-line-clamp",
+        "transform", "transform-origin", "filter",
+    }
+    | {f"padding-{s}" for s in _SIDES}
+    | {f"margin-{s}" for s in _SIDES}
+    | {f"border-{s}{p}" for s in _SIDES for p in ("", "-width", "-style", "-color")}
+    | {f"border-{v}-{h}-radius" for v in ("top", "bottom") for h in ("left", "right")}
+)  # fmt: skip
+
+# Why a known CSS property is not allowed, shown as the hint.
+_PROPERTY_HINTS: dict[str, str] = {
+    "z-index": "cards stack elements in document order; reorder the elements instead",
+    "float": "use display: flex",
+    "clear": "use display: flex",
+    "overflow": "a card clips its content at its fixed height; remove overflow",
+    "gap": "use margins on the children",
+    "cursor": "cards are touch-only",
+    "text-decoration": "cards cannot draw text decorations; use a border-bottom instead",
+    "-webkit-line-clamp": "use -wx-line-clamp",
+    "-webkit-box-orient": "use -wx-line-clamp with display: block",
+}
+_PREFIX_HINTS: tuple[tuple[str, str], ...] = (
+    ("animation", "cards do not animate"),
+    ("transition", "cards do not animate"),
+    ("grid", "use display: flex"),
+    ("overflow", _PROPERTY_HINTS["overflow"]),
+    ("row-gap", _PROPERTY_HINTS["gap"]),
+    ("column-gap", _PROPERTY_HINTS["gap"]),
+    ("text-decoration", _PROPERTY_HINTS["text-decoration"]),
+    ("border-collapse", "cards have no tables"),
+    ("border-spacing", "cards have no tables"),
+    ("table-layout", "cards have no tables"),
+)
+_KNOWN_CSS = frozenset(_PROPERTY_HINTS) | {
+    "content", "outline", "resize", "user-select", "will-change", "clip-path", "object-fit", "list-style",
+    "columns", "column-count", "backdrop-filter", "mix-blend-mode", "isolation", "contain", "inset",
+    "scroll-behavior", "touch-action", "caret-color", "appearance", "word-wrap", "overflow-wrap",
+}  # fmt: skip
+
+_DISPLAY_OK = frozenset({"none", "inline", "inline-block", "block", "flex"})
+_POSITION_OK = frozenset({"relative", "absolute", "static"})
+_BORDER_STYLE_BAD = frozenset({"dashed", "dotted", "double", "groove", "ridge", "inset", "outset", "hidden"})
+_BORDER_STYLE_PROPS = frozenset(
+    {"border", "border-style"} | {f"border-{s}" for s in _SIDES} | {f"border-{s}-style" for s in _SIDES}
+)
+_GLOBAL_KEYWORDS = frozenset({"inherit", "initial", "unset"})
+
+_MEDIA_LENGTH_FEATURES = frozenset({"width", "min-width", "max-width", "height", "min-height", "max-height"})
+_MEDIA_KEYWORD_FEATURES = {"orientation": ("portrait", "landscape"), "prefers-color-scheme": ("light", "dark")}
+_MEDIA_TYPES = frozenset({"all", "screen", "print"})
+
+_SELECTOR_HINT = "card selectors are .class, #id, tag and descendants of them, separated by commas"
+_PSEUDO_HINTS = {
+    "hover": 'use hover-class="..." on the element',
+    "active": 'use hover-class="..." on the element',
+    "first-child": "add a class to the first item in the template",
+    "last-child": "add a class to the last item in the template (wx:for index)",
+    "nth-child": "add a class from the wx:for index",
+}
+
+
+def _property_hint(name: str) -> str | None:
+    if name in _PROPERTY_HINTS:
+        return _PROPERTY_HINTS[name]
+    for prefix, hint in _PREFIX_HINTS:
+        if name.startswith(prefix):
+            return hint
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _is_color_name(name: str) -> bool:
+    return tinycss2.color3.parse_color(name) is not None

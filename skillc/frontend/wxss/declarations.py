@@ -1,0 +1,277 @@
+"""Reading declaration lists, and typing their values and checking them against the card rules.
+
+A declaration cards cannot render (an unknown or unsupported property, var(), a refused
+unit or value) is reported once and kept with ``supported=False``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+
+from skillc.diagnostics import Span
+from skillc.frontend.wxss.card_rules import (
+    _BORDER_STYLE_BAD,
+    _BORDER_STYLE_PROPS,
+    _DISPLAY_OK,
+    _GLOBAL_KEYWORDS,
+    _KNOWN_CSS,
+    _POSITION_OK,
+    SUPPORTED_PROPERTIES,
+    _is_color_name,
+    _property_hint,
+)
+from skillc.frontend.wxss.nodes import Declaration
+from skillc.frontend.wxss.reader import _FileReader
+from skillc.frontend.wxss.tokens import Token, _significant
+from skillc.frontend.wxss.values import (
+    LENGTH_UNITS,
+    UNSUPPORTED_UNITS,
+    Color,
+    Dimension,
+    Function,
+    Keyword,
+    Length,
+    Number,
+    Operator,
+    Part,
+    Raw,
+    String,
+    Url,
+)
+
+
+class _DeclarationReader(_FileReader):
+    def declaration_list(self, tokens: Sequence[Token], font_face: bool) -> tuple[Declaration, ...]:
+        result: list[Declaration] = []
+        i, n = 0, len(tokens)
+        while i < n:
+            tok = tokens[i]
+            kind = tok.type
+            if kind in ("whitespace", "error", "comment") or (kind == "literal" and tok.value == ";"):
+                i += 1
+                continue
+            j = i
+            if kind == "ident" and _colon_follows(tokens, i + 1):
+                while j < n and not (tokens[j].type == "literal" and tokens[j].value == ";"):
+                    j += 1
+                decl = self.declaration(tokens[i:j], font_face)
+                if decl is not None:
+                    result.append(decl)
+                i = j + 1
+                continue
+            # Not "name:": a nested rule, a nested at-rule, or garbage up to ';' or a block.
+            while (
+                j < n and tokens[j].type != "{} block" and not (tokens[j].type == "literal" and tokens[j].value == ";")
+            ):
+                j += 1
+            stmt = _significant(tokens[i:j])
+            if kind == "at-keyword":
+                self.emit(
+                    "WXSS011",
+                    f"@{tok.value} inside a rule is not supported in cards; it is ignored",
+                    self.src.tok_span(tok),
+                )
+            elif j < n and tokens[j].type == "{} block":
+                self.emit(
+                    "WXSS001",
+                    "nested rules are not supported in WXSS; move this rule to the top level",
+                    self.src.tok_span(stmt[0], stmt[-1]) if stmt else self.src.tok_span(tok),
+                )
+            elif kind == "ident":
+                nxt = stmt[1] if len(stmt) > 1 else tok
+                self.emit(
+                    "WXSS001",
+                    f"expected ':' after the property name '{tok.value}'",
+                    self.src.tok_span(nxt),
+                    hint=f"{tok.value}: <value>;",
+                )
+            else:
+                self.emit(
+                    "WXSS001",
+                    f"expected a declaration 'property: value', found '{tok.serialize()}'",
+                    self.src.tok_span(tok),
+                )
+            i = j + 1
+        return tuple(result)
+
+    def declaration(self, tokens: Sequence[Token], font_face: bool) -> Declaration | None:
+        name_tok = tokens[0]
+        raw_name: str = name_tok.value
+        name = raw_name if raw_name.startswith("--") else raw_name.lower()
+        colon = next(k for k in range(1, len(tokens)) if tokens[k].type == "literal" and tokens[k].value == ":")
+        value_toks = list(tokens[colon + 1 :])
+        sig = _significant(value_toks)
+        important = False
+        if (
+            len(sig) >= 2
+            and sig[-2].type == "literal"
+            and sig[-2].value == "!"
+            and sig[-1].type == "ident"
+            and sig[-1].lower_value == "important"
+        ):
+            important = True
+            end_tok = sig[-1]
+            cut = value_toks.index(sig[-2])
+            value_toks = value_toks[:cut]
+            sig = sig[:-2]
+        else:
+            end_tok = sig[-1] if sig else tokens[colon]
+        span = self.src.tok_span(name_tok, end_tok)
+        if any(t.type == "error" for t in value_toks):
+            return None  # a bad string or url, already reported
+        if not sig:
+            self.emit("WXSS001", f"'{raw_name}' has no value", span, hint=f"{raw_name}: <value>;")
+            return None
+        state = _ValueCheck(self, name, font_face)
+        parts = state.convert(value_toks)
+        supported = state.ok
+        if font_face:
+            return Declaration(name, parts, important, span, supported)
+        if name.startswith("--"):
+            self.emit(
+                "WXSS009",
+                f"CSS variables are not supported in cards: '{raw_name}' is ignored",
+                self.src.tok_span(name_tok),
+                hint="write the value where it is used",
+            )
+            supported = False
+        elif name not in SUPPORTED_PROPERTIES:
+            self._unsupported_property(raw_name, name, self.src.tok_span(name_tok))
+            supported = False
+        elif supported:
+            supported = self._check_value(name, sig)
+        return Declaration(name, parts, important, span, supported)
+
+    def _unsupported_property(self, raw_name: str, name: str, span: Span) -> None:
+        hint = _property_hint(name)
+        if hint is not None or name in _KNOWN_CSS or name.startswith("-"):
+            self.emit("WXSS007", f"'{raw_name}' is not supported in cards; the declaration is ignored", span, hint)
+            return
+        close = difflib.get_close_matches(name, SUPPORTED_PROPERTIES, n=1, cutoff=0.75)
+        self.emit(
+            "WXSS007",
+            f"unknown property '{raw_name}'; the declaration is ignored",
+            span,
+            hint=f"did you mean '{close[0]}'?" if close else None,
+        )
+
+    def _check_value(self, name: str, sig: Sequence[Token]) -> bool:
+        """Values cards cannot render although the property is allowed."""
+        first = sig[0]
+        keyword = first.lower_value if first.type == "ident" else None
+        if keyword in _GLOBAL_KEYWORDS:
+            return True
+        if name == "display" and keyword is not None and keyword not in _DISPLAY_OK:
+            hint = "use display: flex" if keyword in ("grid", "inline-grid", "inline-flex", "-webkit-box") else None
+            self.emit("WXSS008", f"display: {keyword} is not supported in cards", self.src.tok_span(first), hint)
+            return False
+        if name == "position" and keyword is not None and keyword not in _POSITION_OK:
+            self.emit(
+                "WXSS008",
+                f"position: {keyword} is not supported in cards",
+                self.src.tok_span(first),
+                hint="a card does not scroll; use position: relative or absolute",
+            )
+            return False
+        if name in _BORDER_STYLE_PROPS:
+            for tok in sig:
+                if tok.type == "ident" and tok.lower_value in _BORDER_STYLE_BAD:
+                    self.emit(
+                        "WXSS008",
+                        f"border style '{tok.lower_value}' is not supported in cards (only solid and none)",
+                        self.src.tok_span(tok),
+                    )
+                    return False
+        if name == "filter":
+            for tok in sig:
+                if tok.type == "function" and tok.lower_name != "blur":
+                    self.emit(
+                        "WXSS008",
+                        f"filter {tok.lower_name}() is not supported in cards (only blur())",
+                        self.src.tok_span(tok),
+                    )
+                    return False
+        return True
+
+
+def _colon_follows(tokens: Sequence[Token], i: int) -> bool:
+    n = len(tokens)
+    while i < n and tokens[i].type in ("whitespace", "comment"):
+        i += 1
+    return i < n and tokens[i].type == "literal" and tokens[i].value == ":"
+
+
+class _ValueCheck:
+    """Token list -> typed parts, reporting var() and units cards cannot render."""
+
+    def __init__(self, f: _FileReader, prop: str, font_face: bool) -> None:
+        self.f = f
+        self.lower = prop not in ("font-family", "font") and not font_face
+        self.font_face = font_face
+        self.ok = True
+
+    def convert(self, tokens: Sequence[Token]) -> tuple[Part, ...]:
+        return tuple(self._parts(tokens))
+
+    def _parts(self, tokens: Sequence[Token]) -> Iterator[Part]:
+        for tok in tokens:
+            kind = tok.type
+            if kind in ("whitespace", "comment", "error"):
+                continue
+            if kind == "dimension":
+                unit = tok.lower_unit
+                if unit in LENGTH_UNITS:
+                    yield Length(tok.value, unit)
+                    continue
+                if unit in UNSUPPORTED_UNITS and not self.font_face:
+                    self._reject(
+                        tok,
+                        "WXSS010",
+                        f"unit '{tok.unit}' is not supported in cards; the declaration is ignored",
+                        "use rpx, px, vw, em, rem or %",
+                    )
+                yield Dimension(tok.value, unit)
+            elif kind == "number":
+                yield Number(tok.value)
+            elif kind == "percentage":
+                yield Length(tok.value, "%")
+            elif kind == "ident":
+                low = tok.lower_value
+                if _is_color_name(low):
+                    yield Color(low)
+                else:
+                    yield Keyword(low if self.lower else tok.value)
+            elif kind == "hash":
+                yield Color("#" + tok.value.lower())
+            elif kind == "literal":
+                yield Operator(tok.value) if tok.value in (",", "/", "+", "-", "*") else Raw(tok.value)
+            elif kind == "string":
+                yield String(tok.value)
+            elif kind == "url":
+                yield Url(tok.value)
+            elif kind == "function":
+                name = tok.lower_name
+                if name == "var" and not self.font_face:
+                    self._reject(
+                        tok,
+                        "WXSS009",
+                        "CSS variables are not supported in cards: var() cannot be resolved; "
+                        "the declaration is ignored",
+                        "write the value itself",
+                    )
+                if name == "url":
+                    args = _significant(tok.arguments)
+                    if len(args) == 1 and args[0].type == "string":
+                        yield Url(args[0].value)
+                        continue
+                yield Function(name, tuple(self._parts(tok.arguments)))
+            elif kind == "() block":
+                yield Function("", tuple(self._parts(tok.content)))
+            else:
+                yield Raw(tok.serialize())
+
+    def _reject(self, tok: Token, code: str, message: str, hint: str) -> None:
+        if self.ok:  # one diagnostic per declaration
+            self.f.emit(code, message, self.f.src.tok_span(tok), hint)
+        self.ok = False

@@ -1,0 +1,291 @@
+"""The WXSS parser: text -> :class:`Stylesheet`; rule lists, at-rules and ``@import``.
+
+tinycss2 only tokenizes; this module walks the component values, reports syntax errors
+tinycss2 left in the tree, and hands selectors, declarations and media queries to the
+readers ``_File`` combines. ``@import`` targets are loaded through the caller's ``load`` and
+parsed into the same flat, ordered rule list.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Sequence
+
+import tinycss2
+
+from skillc.diagnostics import DiagnosticSink
+from skillc.frontend.wxss.declarations import _DeclarationReader
+from skillc.frontend.wxss.media import _MediaReader
+from skillc.frontend.wxss.nodes import Declaration, FontFace, Import, MediaQueryList, Rule, Stylesheet
+from skillc.frontend.wxss.selectors import _SelectorReader
+from skillc.frontend.wxss.tokens import _CLOSERS, Token, _significant, _Source
+
+__all__ = ["parse_style_attribute", "parse_wxss"]
+
+_ERROR_MESSAGES = {
+    "bad-string": ("WXSS003", "string is not closed before the end of the line"),
+    "eof-in-string": ("WXSS003", "string is not closed before the end of the file"),
+    "bad-url": ("WXSS003", "malformed url(): quote the address or escape spaces, quotes and parentheses"),
+    "eof-in-url": ("WXSS003", "url( is not closed before the end of the file"),
+    "}": ("WXSS004", "unmatched '}' (no '{' is open here)"),
+    ")": ("WXSS004", "unmatched ')' (no '(' is open here)"),
+    "]": ("WXSS004", "unmatched ']' (no '[' is open here)"),
+}
+
+
+class _Parser:
+    def __init__(
+        self,
+        sink: DiagnosticSink,
+        load: Callable[[str], str | None] | None,
+    ) -> None:
+        self.sink = sink
+        self.load = load
+        self.rules: list[Rule] = []
+        self.imports: list[Import] = []
+        self.font_faces: list[FontFace] = []
+        self.stack: list[str] = []  # files being parsed, for @import cycles
+        self.reported: set[str] = set()  # files whose diagnostics were already given once
+
+    # -- entry points ---------------------------------------------------------------------
+
+    def sheet(self, text: str, file: str, media: tuple[MediaQueryList, ...]) -> None:
+        quiet = file in self.reported
+        self.reported.add(file)
+        saved = self.sink
+        if quiet:  # a file imported twice: its rules count twice, its diagnostics once
+            self.sink = DiagnosticSink()
+        self.stack.append(file)
+        try:
+            src = _Source(_normalise(text), (1, 1))
+            tokens = tinycss2.parse_component_value_list(src.text, skip_comments=True)
+            f = _File(self, src, file)
+            f.report_errors(tokens)
+            f.report_unclosed(tokens)
+            f.rule_list(tokens, media, top=True)
+        finally:
+            self.stack.pop()
+            self.sink = saved
+
+    def order(self) -> int:
+        return len(self.rules)
+
+
+def _normalise(text: str) -> str:
+    return text.replace("\0", "\ufffd").replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
+
+
+class _File(_SelectorReader, _DeclarationReader, _MediaReader):
+    """One file's reader: rules, at-rules and @import here; selectors, declarations, media in the mixins."""
+
+    p: _Parser
+
+    # -- whole-file checks ----------------------------------------------------------------
+
+    def report_errors(self, tokens: Sequence[Token]) -> None:
+        """tinycss2 leaves bad strings, bad urls and stray closers as error tokens in the tree."""
+        for tok in tokens:
+            kind = tok.type
+            if kind == "error":
+                code, message = _ERROR_MESSAGES.get(tok.kind, ("WXSS001", f"syntax error ({tok.kind})"))
+                start = end = self.src.tok_start(tok)
+                if tok.kind in ("bad-string", "eof-in-string"):  # the rest of the line is inside the string
+                    end = self.src.text.find("\n", start)
+                    end = len(self.src.text) if end < 0 else end
+                self.emit(code, message, self.src.span(start, max(end, start + 1)))
+            elif kind in _CLOSERS:
+                self.report_errors(tok.arguments if kind == "function" else tok.content)
+
+    def report_unclosed(self, tokens: Sequence[Token]) -> None:
+        """Blocks still open at the end of the file are closed silently by the tokenizer."""
+        chain = _significant(tokens)
+        while chain and chain[-1].type in _CLOSERS:
+            tok = chain[-1]
+            if self.src.close_offset(tok) is None:
+                opener = "{" if tok.type == "{} block" else "[" if tok.type == "[] block" else "("
+                start = self.src.tok_start(tok)
+                if tok.type == "function":
+                    start += len(tok.serialize().split("(", 1)[0])
+                self.emit(
+                    "WXSS002",
+                    f"'{opener}' is never closed: the file ends inside this block",
+                    self.src.span(start, start + 1),
+                    hint=f"add the missing '{_CLOSERS[tok.type]}'",
+                )
+            chain = _significant(tok.arguments if tok.type == "function" else tok.content)
+
+    # -- rules ----------------------------------------------------------------------------
+
+    def rule_list(self, tokens: Sequence[Token], media: tuple[MediaQueryList, ...], top: bool) -> None:
+        i, n = 0, len(tokens)
+        while i < n:
+            tok = tokens[i]
+            kind = tok.type
+            if kind in ("whitespace", "error", "comment"):
+                i += 1
+                continue
+            if kind == "at-keyword":
+                j = i + 1
+                while (
+                    j < n
+                    and tokens[j].type != "{} block"
+                    and not (tokens[j].type == "literal" and tokens[j].value == ";")
+                ):
+                    j += 1
+                block = tokens[j] if j < n and tokens[j].type == "{} block" else None
+                self.at_rule(tok, tokens[i + 1 : j], block, media, top)
+                i = j + 1
+                continue
+            j = i
+            while j < n and tokens[j].type != "{} block":
+                j += 1
+            prelude = tokens[i:j]
+            if j >= n:
+                sig = _significant(prelude)
+                if sig:
+                    self.emit(
+                        "WXSS001",
+                        f"'{tinycss2.serialize(prelude).strip()}' is not followed by a {{ }} block",
+                        self.src.tok_span(sig[0], sig[-1]),
+                        hint="a rule is: selector { property: value; }",
+                    )
+                return
+            self.qualified_rule(prelude, tokens[j], media)
+            i = j + 1
+
+    def qualified_rule(self, prelude: Sequence[Token], block: Token, media: tuple[MediaQueryList, ...]) -> None:
+        sig = _significant(prelude)
+        if not sig:
+            span = self.src.span(self.src.tok_start(block), self.src.tok_start(block) + 1)
+            self.emit("WXSS005", "a rule has no selector before '{'", span)
+        else:
+            span = self.src.tok_span(sig[0], sig[-1])
+        selectors = self.selector_list(prelude)
+        declarations = self.declaration_list(block.content, font_face=False)
+        self.p.rules.append(Rule(selectors, declarations, media, self.p.order(), span, self.file))
+
+    def at_rule(
+        self,
+        keyword: Token,
+        prelude: Sequence[Token],
+        block: Token | None,
+        media: tuple[MediaQueryList, ...],
+        top: bool,
+    ) -> None:
+        name = keyword.lower_value
+        span = self.src.tok_span(keyword)
+        if name == "import" and top:
+            if block is not None:
+                self.emit("WXSS001", "@import takes no { } block; end it with ';'", span)
+            self.import_rule(keyword, prelude, media)
+        elif name == "media":
+            mql = self.media_query_list(prelude, span)
+            if block is None:
+                self.emit("WXSS001", "@media needs a { } block of rules", span)
+                return
+            self.rule_list(block.content, (*media, mql), top=False)
+        elif name == "font-face" and top:
+            if block is None:
+                self.emit("WXSS001", "@font-face needs a { } block of descriptors", span)
+                return
+            decls = self.declaration_list(block.content, font_face=True)
+            self.p.font_faces.append(FontFace(decls, span, self.file))
+        elif name == "charset" and top:
+            pass  # harmless: every skill file is UTF-8 already
+        elif name.endswith("keyframes"):
+            self.emit(
+                "WXSS011",
+                f"@{keyword.value} is not supported in cards: cards do not animate; the rule is ignored",
+                span,
+                hint="remove the animation",
+            )
+        elif name in ("import", "font-face", "charset"):
+            self.emit("WXSS011", f"@{keyword.value} is only allowed at the top level of a file; it is ignored", span)
+        else:
+            self.emit("WXSS011", f"@{keyword.value} is not supported in cards; the rule is ignored", span)
+
+    def import_rule(self, keyword: Token, prelude: Sequence[Token], media: tuple[MediaQueryList, ...]) -> None:
+        sig = _significant(prelude)
+        target: str | None = None
+        if sig and sig[0].type in ("string", "url"):
+            target = sig[0].value
+        elif sig and sig[0].type == "function" and sig[0].lower_name == "url":
+            args = _significant(sig[0].arguments)
+            if len(args) == 1 and args[0].type == "string":
+                target = args[0].value
+        if target is None:
+            self.emit(
+                "WXSS001",
+                "@import needs a quoted path",
+                self.src.tok_span(keyword, sig[-1] if sig else keyword),
+                hint='@import "../common/base.wxss";',
+            )
+            return
+        span = self.src.tok_span(sig[0])
+        if len(sig) > 1:
+            start = sig[1]
+            media = (*media, self.media_query_list(sig[1:], self.src.tok_span(start, sig[-1])))
+        path = _resolve_import(self.file, target)
+        if path is None:
+            self.emit(
+                "WXSS015",
+                f'@import "{target}" must be a relative path to a .wxss file inside the skill',
+                span,
+                hint="import files of this skill with ./ or ../ paths that stay inside the skill folder",
+            )
+            return
+        if path in self.p.stack:
+            cycle = " -> ".join([*self.p.stack[self.p.stack.index(path) :], path])
+            self.emit("WXSS014", f"@import cycle: {cycle}", span, hint="remove one of the imports")
+            self.p.imports.append(Import(path, self.file, span, True))
+            return
+        text = self.p.load(path) if self.p.load is not None else None
+        self.p.imports.append(Import(path, self.file, span, text is not None))
+        if text is None:
+            if self.p.load is not None:
+                self.emit("WXSS013", f'@import "{target}": {path} does not exist in the skill', span)
+            return
+        self.p.sheet(text, path, media)
+
+
+def _resolve_import(file: str, target: str) -> str | None:
+    if not target or target.startswith("/") or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or "\\" in target:
+        return None
+    path = posixpath.normpath(posixpath.join(posixpath.dirname(file), target))
+    if path == ".." or path.startswith("../") or path == ".":
+        return None
+    if not path.endswith(".wxss"):
+        if posixpath.splitext(path)[1]:
+            return None
+        path += ".wxss"
+    return path
+
+
+def parse_wxss(
+    text: str,
+    *,
+    file: str,
+    sink: DiagnosticSink,
+    load: Callable[[str], str | None] | None = None,
+) -> Stylesheet:
+    """Parse one .wxss file. ``load`` reads a skill-relative path (for @import), None if absent."""
+    parser = _Parser(sink, load)
+    parser.sheet(text, file, ())
+    return Stylesheet(tuple(parser.rules), tuple(parser.imports), tuple(parser.font_faces))
+
+
+def parse_style_attribute(
+    text: str,
+    *,
+    file: str = "<style>",
+    sink: DiagnosticSink | None = None,
+    origin: tuple[int, int] = (1, 1),
+) -> tuple[Declaration, ...]:
+    """Parse an inline ``style="..."`` value. ``origin`` is where the value starts in ``file``."""
+    parser = _Parser(sink if sink is not None else DiagnosticSink(), None)
+    src = _Source(_normalise(text), origin)
+    tokens = tinycss2.parse_component_value_list(src.text, skip_comments=True)
+    f = _File(parser, src, file)
+    f.report_errors(tokens)
+    return f.declaration_list(tokens, font_face=False)

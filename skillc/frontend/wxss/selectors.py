@@ -1,0 +1,117 @@
+"""Reading selector lists into compound selectors joined by descendant combinators.
+
+Cards support ``.class``, ``#id``, ``tag`` and descendants of them; any other selector is
+reported (WXSS006, with a hint where one helps) and dropped from its rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from skillc.frontend.wxss.card_rules import _PSEUDO_HINTS, _SELECTOR_HINT
+from skillc.frontend.wxss.nodes import Compound, Selector
+from skillc.frontend.wxss.reader import _FileReader
+from skillc.frontend.wxss.tokens import Token, _significant, _split
+
+
+class _SelectorReader(_FileReader):
+    def selector_list(self, prelude: Sequence[Token]) -> tuple[Selector, ...]:
+        result: list[Selector] = []
+        for part in _split(prelude, ","):
+            sig = _significant(part)
+            if not sig:
+                if len(_significant(prelude)) > 0 and not any(t.type == "error" for t in part):
+                    comma = next((t for t in prelude if t.type == "literal" and t.value == ","), None)
+                    where = self.src.tok_span(comma) if comma is not None else self.src.tok_span(prelude[0])
+                    self.emit("WXSS005", "empty selector in a comma-separated list", where)
+                continue
+            if any(t.type == "error" for t in part):
+                continue  # already reported by report_errors
+            sel = self.selector(part, sig)
+            if sel is not None:
+                result.append(sel)
+        return tuple(result)
+
+    def selector(self, tokens: Sequence[Token], sig: list[Token]) -> Selector | None:
+        compounds: list[Compound] = []
+        tag: str | None = None
+        ident: str | None = None
+        classes: list[str] = []
+        started = False
+        toks = [t for t in tokens if t.type != "comment"]
+        # strip outer whitespace
+        while toks and toks[0].type == "whitespace":
+            toks.pop(0)
+        while toks and toks[-1].type == "whitespace":
+            toks.pop()
+        i, n = 0, len(toks)
+        while i < n:
+            tok = toks[i]
+            kind = tok.type
+            if kind == "whitespace":
+                if started:
+                    compounds.append(Compound(tag, ident, tuple(classes)))
+                    tag, ident, classes, started = None, None, [], False
+                i += 1
+                continue
+            if kind == "literal" and tok.value == "." and i + 1 < n and toks[i + 1].type == "ident":
+                classes.append(toks[i + 1].value)
+                started = True
+                i += 2
+                continue
+            if kind == "hash" and tok.is_identifier and ident is None:
+                ident, started = tok.value, True
+                i += 1
+                continue
+            if kind == "ident" and not started:
+                tag, started = tok.lower_value, True
+                i += 1
+                continue
+            unsupported = self._unsupported_selector_part(toks, i)
+            if unsupported is not None:
+                message, end_index, hint = unsupported
+                self.emit(
+                    "WXSS006",
+                    f"{message} is not supported in cards; the selector '{self.text_of(sig)}' is ignored",
+                    self.src.tok_span(tok, toks[end_index]),
+                    hint=hint,
+                )
+                return None
+            what = tok.serialize()
+            self.emit(
+                "WXSS005",
+                f"invalid selector '{self.text_of(sig)}': unexpected '{what}'",
+                self.src.tok_span(tok),
+                hint=_SELECTOR_HINT,
+            )
+            return None
+        if started:
+            compounds.append(Compound(tag, ident, tuple(classes)))
+        ids = sum(1 for c in compounds if c.id)
+        cls = sum(len(c.classes) for c in compounds)
+        tags = sum(1 for c in compounds if c.tag)
+        return Selector(tuple(compounds), (ids, cls, tags), self.src.tok_span(sig[0], sig[-1]), self.text_of(sig))
+
+    def _unsupported_selector_part(self, toks: Sequence[Token], i: int) -> tuple[str, int, str | None] | None:
+        tok = toks[i]
+        if tok.type == "[] block":
+            return "attribute selector", i, "add a class to the element instead"
+        if tok.type != "literal":
+            return None
+        if tok.value in (">", "+", "~"):
+            names = {">": "child combinator '>'", "+": "adjacent sibling combinator '+'", "~": "sibling combinator '~'"}
+            hint = "use a descendant selector (a space) or a class on the element"
+            return names[tok.value], i, hint
+        if tok.value == "*":
+            return "universal selector '*'", i, "name the elements with a class"
+        if tok.value == ":":
+            j = i + 1
+            element = j < len(toks) and toks[j].type == "literal" and toks[j].value == ":"
+            if element:
+                j += 1
+            if j < len(toks) and toks[j].type in ("ident", "function"):
+                name = toks[j].lower_value if toks[j].type == "ident" else toks[j].lower_name
+                label = f"pseudo-element '::{name}'" if element else f"pseudo-class ':{name}'"
+                return label, j, _PSEUDO_HINTS.get(name)
+            return None
+        return None
