@@ -1,28 +1,103 @@
-"""Shared fixtures: paths, and the rule for optional tools (skip locally, fail under CI=true)."""
+"""Shared fixtures: paths, the rule for optional tools (skip locally, fail under CI), and the one
+hypothesis profile every run uses.
+
+CI is any non-empty ``CI`` environment variable (``CI=true`` from .ci/run, ``CI=1``, ...).
+
+Hypothesis runs derandomized everywhere (profile "skillc"): the examples are the same on every
+machine, with or without CI, and no example database is replayed. Hypothesis would otherwise pick
+its own "ci" profile only when ``CI`` is set and random seeds plus the local database elsewhere, so
+a local run and CI tested different inputs. To explore other inputs, give a seed:
+``SKILLC_HYPOTHESIS_SEED=N`` (or ``--hypothesis-seed=N``), or ``SKILLC_HYPOTHESIS_SEED=random``
+for a fresh one; the report header names the seed, and rerunning with it reproduces the run.
+"""
 
 from __future__ import annotations
 
 import os
+import random
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 COFFEE = EXAMPLES / "coffee-skill"
 FIXTURES = ROOT / "tests" / "fixtures"
 PEERS = ROOT / "tests" / "peers"
-IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def ci_enabled(environ: Mapping[str, str]) -> bool:
+    """Whether the environment is CI: any non-empty ``CI`` value (``true``, ``1``, ``yes`` ...)."""
+    return environ.get("CI", "").strip() != ""
+
+
+IN_CI = ci_enabled(os.environ)
 
 
 def require(available: bool, reason: str) -> None:
-    """Skip with a one-line reason when a tool is missing; under CI=true, fail instead."""
+    """Skip with a one-line reason when a tool is missing; under CI, fail instead."""
     if available:
         return
     if IN_CI:
-        pytest.fail(f"CI=true but a required tool is missing: {reason}", pytrace=False)
+        pytest.fail(f"CI is set but a required tool is missing: {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+# -- hypothesis ---------------------------------------------------------------------------------
+
+SEED_ENV = "SKILLC_HYPOTHESIS_SEED"
+PROFILE = "skillc"
+SEEDED_PROFILE = "skillc-seeded"
+for _name, _derandomize in ((PROFILE, True), (SEEDED_PROFILE, False)):
+    settings.register_profile(
+        _name,
+        derandomize=_derandomize,
+        database=None,  # no replay of a local .hypothesis/ that CI does not have
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+# Loaded on import, before any test module builds its @settings (they inherit from this profile).
+settings.load_profile(PROFILE)
+
+
+def seed_from_environment(environ: Mapping[str, str]) -> int | None:
+    """The seed SKILLC_HYPOTHESIS_SEED asks for: an integer, "random" for a fresh one, unset for none."""
+    raw = environ.get(SEED_ENV, "").strip()
+    if not raw:
+        return None
+    if raw.lower() == "random":
+        return random.SystemRandom().randrange(2**32)
+    try:
+        return int(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{SEED_ENV} must be an integer or 'random', not {raw!r}") from None
+
+
+@pytest.hookimpl(tryfirst=True)  # before the hypothesis plugin reads --hypothesis-seed
+def pytest_configure(config: pytest.Config) -> None:
+    seed = config.getoption("hypothesis_seed", None)
+    if seed is None:
+        seed = seed_from_environment(os.environ)
+        if seed is not None:
+            config.option.hypothesis_seed = str(seed)  # the hypothesis plugin makes it the global seed
+    if seed is not None:
+        # A derandomized profile ignores any seed, so a seeded run needs the other profile.
+        settings.load_profile(SEEDED_PROFILE)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    seed = config.getoption("hypothesis_seed", None)
+    profile = settings.get_current_profile_name()
+    if seed is None:
+        return (
+            f"hypothesis: profile {profile!r}, derandomized (the same examples on every run, CI or not); "
+            f"{SEED_ENV}=N or =random to explore"
+        )
+    return f"hypothesis: profile {profile!r}, seed {seed} (rerun with {SEED_ENV}={seed})"
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,22 @@ def events_hint() -> str:
     parts = [_and(everywhere)] if everywhere else []
     parts += [f"on {where}, {_and(names)}" for where, names in on_tags.items()]
     return "cards deliver " + " and, ".join(parts)
+
+
+def check_event(name: str) -> str:
+    """``name`` if a card delivers it; else a ValueError (pydantic turns it into a field error)."""
+    if name not in CARD_EVENTS:
+        raise ValueError(f"a card delivers only {', '.join(CARD_EVENTS)}")
+    return name
+
+
+def _enum_schema(schema: dict[str, Any]) -> None:
+    schema["enum"] = list(CARD_EVENTS)
+
+
+# An event name field of a pydantic model (flow steps, the server's card-event tool): checked
+# against the table, with the table's names as its JSON Schema enum.
+EventName = Annotated[str, AfterValidator(check_event), Field(json_schema_extra=_enum_schema)]
 
 
 def _and(words: list[str]) -> str:

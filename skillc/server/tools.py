@@ -15,12 +15,12 @@ from typing import Any
 
 from mcp.server.apps import APP_MIME_TYPE
 from mcp_types import Tool, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from skillc.frontend.manifest import ApiSpec
 from skillc.frontend.package import SkillPackage
-from skillc.ir.events import CARD_EVENTS, EVENT_NAMES
+from skillc.ir.events import EVENT_NAMES, EventName
 from skillc.runtime.cards.card_models import CardEventView
 from skillc.runtime.contracts import RiskLevel
 from skillc.server.registry import output_schema
@@ -90,15 +90,8 @@ class CardEventArgs(BaseModel):
 
     card_id: str = Field(description="the card the event happened on")
     node_id: str = Field(description="the Render IR id of the innermost node that was tapped")
-    event: str = Field("tap", json_schema_extra={"enum": list(EVENT_NAMES)})
+    event: EventName = "tap"
     detail: dict[str, Any] | None = Field(None, description="event.detail (image size for load, errMsg for error)")
-
-    @field_validator("event")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        if value not in CARD_EVENTS:
-            raise ValueError(f"event must be one of {', '.join(EVENT_NAMES)}")
-        return value
 
     @classmethod
     def parse(cls, arguments: dict[str, Any] | None) -> CardEventArgs | str:

@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from skillc.diagnostics import Diagnostic, Severity
 from skillc.ir.diff import Patch, patches_to_plain
-from skillc.ir.events import CARD_EVENTS, EVENT_NAMES
+from skillc.ir.events import EventName
 from skillc.ir.render import RenderNode
 from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.cards.card_models import (
@@ -61,15 +61,8 @@ class NodeSelector(BaseModel):
 
 class TapStep(_Step):
     tap: NodeSelector
-    event: str = Field(default="tap", json_schema_extra={"enum": list(EVENT_NAMES)})
+    event: EventName = "tap"
     detail: Any = None
-
-    @field_validator("event")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        if value not in CARD_EVENTS:
-            raise ValueError(f"a card delivers only {', '.join(EVENT_NAMES)}")
-        return value
 
 
 class FollowStep(_Step):
