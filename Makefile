@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest peers bench docs clean
+.PHONY: demo test lint typecheck pytest peers bench docs clean fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,13 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The parser fuzz tests with a large budget and a fresh seed (the report header names it; rerun
+# with SKILLC_HYPOTHESIS_SEED=<seed> to reproduce). About 10 CPU-minutes at the default budget.
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(STAMP)
+	SKILLC_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) SKILLC_HYPOTHESIS_SEED=$${SKILLC_HYPOTHESIS_SEED:-random} \
+	  $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz_parsers.py
 
 bench: $(STAMP) peers
 	for b in frontend expr styles render backends runtime cards serve_load; do \

@@ -39,9 +39,14 @@ def parse_viewport(spec: str) -> Viewport:
     width_part, _, scheme = spec.partition(":")
     width, _, height = width_part.partition("x")
     scheme = scheme or "light"
-    if scheme not in ("light", "dark") or not width.isdigit() or (height and not height.isdigit()):
+    # isascii: isdigit() accepts "²", which int() refuses.
+    if scheme not in ("light", "dark") or not _decimal(width) or (height and not _decimal(height)):
         raise ValueError(f"viewport {spec!r}: expected WIDTH[xHEIGHT][:light|dark], e.g. 414:dark")
     return Viewport(width=int(width), height=int(height) if height else 667, color_scheme=scheme)  # type: ignore[arg-type]
+
+
+def _decimal(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 6
 
 
 def viewport_label(vp: Viewport) -> str:

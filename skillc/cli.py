@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 from pathlib import Path
@@ -134,13 +135,68 @@ def codes(code: str | None, markdown: bool) -> None:
         click.echo(f"{info.code:8} {info.severity.value:8} {info.summary}")
 
 
+def _one_line(err: Exception) -> str:
+    """A pydantic ValidationError as one line (``width: Input should be ...``), else str(err)."""
+    from pydantic import ValidationError
+
+    if isinstance(err, ValidationError):
+        first = err.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{where}: {first['msg']}" if where else first["msg"]
+    return str(err).splitlines()[0] if str(err) else type(err).__name__
+
+
 def _viewports(specs: tuple[str, ...]) -> tuple[Viewport, ...]:
+    from pydantic import ValidationError
+
     from skillc.build import parse_viewport
 
+    out = []
+    for spec in specs:
+        try:
+            out.append(parse_viewport(spec))
+        except ValidationError as err:
+            raise click.BadParameter(f"{spec!r}: {_one_line(err)}", param_hint="'--viewport'") from None
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint="'--viewport'") from None
+    return tuple(out)
+
+
+def _args_json(text: str, option: str = "--args") -> object:
+    """``--args`` as JSON: bounded in depth before it is parsed (json.loads recurses)."""
+    from skillc.runtime.api.values import DEPTH_LIMIT, json_depth, too_deep
+
+    depth = json_depth(text)
+    if depth > DEPTH_LIMIT:
+        click.echo(f"skillc: error: {option} is too deeply nested: {too_deep(depth)}", err=True)
+        sys.exit(EXIT_USAGE)
     try:
-        return tuple(parse_viewport(s) for s in specs)
+        return json.loads(text)
     except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="--viewport") from None
+        click.echo(f"skillc: error: {option} is not valid JSON: {err}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def _json_text(text: str, label: str) -> object:
+    """A JSON data file: bounded in depth before it is parsed; a one-line error otherwise."""
+    from skillc.runtime.api.values import DEPTH_LIMIT, json_depth, too_deep
+
+    depth = json_depth(text)
+    if depth > DEPTH_LIMIT:
+        click.echo(f"skillc: error: {label} is too deeply nested: {too_deep(depth)}", err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        return json.loads(text)
+    except ValueError as err:
+        click.echo(f"skillc: error: {label}: not JSON ({err})", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """click.echo of text that is valid UTF-8: lone surrogates become U+FFFD (docs/security.md)."""
+    from skillc.runtime.api.values import clean_text
+
+    click.echo(clean_text(text)[0], err=err, nl=nl)
 
 
 def _skills_of(path: Path) -> list[Path]:
@@ -285,12 +341,13 @@ def render(
     values: object = {}
     if data_file is not None:
         try:
-            values = json.loads(data_file.read_text("utf-8"))
+            data_text = data_file.read_text("utf-8")
         except (OSError, ValueError) as err:
-            click.echo(f"skillc: error: {data_file}: not JSON ({err})", err=True)
+            click.echo(f"skillc: error: {data_file}: cannot be read ({err})", err=True)
             sys.exit(EXIT_USAGE)
+        values = _json_text(data_text, str(data_file))
     elif f"components/{component}/preview.json" in pkg.sources:
-        values = json.loads(pkg.sources[f"components/{component}/preview.json"])
+        values = _json_text(pkg.sources[f"components/{component}/preview.json"], f"components/{component}/preview.json")
     if not isinstance(values, dict):
         click.echo("skillc: error: the data must be a JSON object", err=True)
         sys.exit(EXIT_USAGE)
@@ -336,11 +393,17 @@ def schema(name: str) -> None:
 @click.option("--user", "user_did", default=None, help="The caller's user DID (storage is scoped by it).")
 @click.option("--session", "session_id", default=None, help="The session id wx.modelContext.getSessionId returns.")
 @click.option("--approve", is_flag=True, help="Approve an L3/L4 API for this call (otherwise it is refused).")
-@click.option("--timeout", "timeout_s", type=float, default=None, help="Seconds for middleware + handler [300].")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(0, 86400, min_open=True),
+    default=None,
+    help="Seconds for middleware + handler [300].",
+)
 @click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
 @click.option(
     "--state-dir",
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, file_okay=False),
     default=None,
     help="Where storage and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
 )
@@ -374,11 +437,7 @@ def call(
     from skillc.runtime.api.report import render_outcome
     from skillc.runtime.config import RuntimeConfig, default_state_dir
 
-    try:
-        arguments = json.loads(args_json)
-    except ValueError as err:
-        click.echo(f"skillc: error: --args is not valid JSON: {err}", err=True)
-        sys.exit(EXIT_USAGE)
+    arguments = _args_json(args_json)
     sink = DiagnosticSink()
     pkg = load_skill(skill, sink)
     if pkg is None or pkg.manifest is None:
@@ -393,10 +452,16 @@ def call(
     finally:
         runtime.close()
     if as_json:
-        click.echo(json.dumps(outcome.wire(), ensure_ascii=False, indent=2))
+        _echo(json.dumps(outcome.wire(), ensure_ascii=False, indent=2))
     else:
-        click.echo(render_outcome(outcome, pkg.sources), nl=False)
-    sys.exit(EXIT_ERRORS if outcome.result.is_error else EXIT_OK)
+        _echo(render_outcome(outcome, pkg.sources), nl=False)
+    code = EXIT_ERRORS if outcome.result.is_error else EXIT_OK
+    if runtime.overrunning:
+        # A worker still runs a native built-in past the deadline; exiting normally would join it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 @main.command()
@@ -412,7 +477,7 @@ def call(
 @click.option("--user", "user_did", default=None, help="The user DID (storage and cards are scoped by it).")
 @click.option(
     "--state-dir",
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, file_okay=False),
     default=None,
     help="Where storage, audit and card state live [a fresh temporary folder, so replays repeat].",
 )
@@ -437,21 +502,24 @@ def run(
     import itertools
     import tempfile
 
-    from pydantic import ValidationError
-
     from skillc.backends.cardspec_fallback import fallback_card
     from skillc.ir.viewport import Viewport
     from skillc.runtime.api.api_runtime import ApiRuntime
     from skillc.runtime.cards.card_host import CardHost
     from skillc.runtime.cards.card_models import FallbackRequest
     from skillc.runtime.config import RuntimeConfig
-    from skillc.runtime.flows.flow import FlowRunner, FlowScript, StepRecord
+    from skillc.runtime.flows.flow import FlowRunner, StepRecord, load_flow
     from skillc.runtime.flows.report import render_flow
 
     try:
-        script = FlowScript.model_validate_json(script_path.read_bytes())
-    except (OSError, ValidationError) as err:
-        click.echo(f"skillc: error: {script_path} is not a usable flow script: {err}", err=True)
+        script_text = script_path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        click.echo(f"skillc: error: cannot read the flow script {script_path}: {_one_line(err)}", err=True)
+        sys.exit(EXIT_USAGE)
+    script, problems = load_flow(script_text, str(script_path))
+    if script is None:
+        _echo(render_text(problems, {str(script_path): script_text}), err=True, nl=False)
+        click.echo(f"skillc: error: {script_path} is not a usable flow script", err=True)
         sys.exit(EXIT_USAGE)
     sink = DiagnosticSink()
     pkg = load_skill(skill, sink)
@@ -477,28 +545,43 @@ def run(
     with tempfile.TemporaryDirectory(prefix="skillc-run-") as tmp:
         records = asyncio.run(replay(state_dir or Path(tmp)))
     if as_json:
-        click.echo(json.dumps([r.wire() for r in records], ensure_ascii=False, indent=2))
+        _echo(json.dumps([r.wire() for r in records], ensure_ascii=False, indent=2))
     else:
-        click.echo(render_flow(records, pkg.sources), nl=False)
+        _echo(render_flow(records, pkg.sources), nl=False)
     sys.exit(EXIT_ERRORS if any(r.failed for r in records) else EXIT_OK)
 
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--host", default="127.0.0.1", show_default=True, help="The interface to listen on.")
-@click.option("--port", type=int, default=8765, show_default=True, help="The port (0 picks a free one).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="The port (0 picks a free one)."
+)
 @click.option(
     "--state-dir",
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, file_okay=False),
     default=None,
     help="Where storage, cards and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
 )
 @click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking (tests, trusted setups).")
-@click.option("--approve", "approve", multiple=True, help="An API or tool name approved without asking (repeatable).")
+@click.option(
+    "--approve",
+    "approve",
+    multiple=True,
+    help="A tool (its tool name, or SKILL/API) approved without asking (repeatable).",
+)
 @click.option("--no-elicit", is_flag=True, help="Never ask for consent by elicitation; refuse L3/L4 calls instead.")
-@click.option("--timeout", "timeout_s", type=float, default=None, help="Seconds per API call [300].")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(0, 86400, min_open=True),
+    default=None,
+    help="Seconds per API call [300].",
+)
 @click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
-@click.option("--width", type=int, default=375, show_default=True, help="The card width in px (750rpx).")
+@click.option(
+    "--width", type=click.IntRange(1, 10000), default=375, show_default=True, help="The card width in px (750rpx)."
+)
 @click.option(
     "--dns-rebinding-protection/--no-dns-rebinding-protection",
     default=True,
@@ -562,6 +645,18 @@ def serve(
     catalogue = prepared.server.catalogue
     if not catalogue.apis:
         click.echo("skillc: error: no skill could be served", err=True)
+        sys.exit(EXIT_USAGE)
+    unknown = options.consent.unknown(list(catalogue.apis.values())) if options.consent else []
+    if unknown:
+        # An --approve that names nothing is a typo or an API two skills share: never guess.
+        names = ", ".join(unknown)
+        click.echo(
+            f"skillc: error: --approve {names}: no served tool has that name "
+            "(use a tool name from the list below, or SKILL/API)",
+            err=True,
+        )
+        for a in catalogue.apis.values():
+            click.echo(f"  {a.tool_name}  ({a.skill}/{a.spec.name})", err=True)
         sys.exit(EXIT_USAGE)
     for skill in catalogue.skills:
         tools = [a.tool_name for a in catalogue.apis.values() if a.skill == skill.package.name]

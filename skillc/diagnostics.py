@@ -136,6 +136,8 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("JSON003", _E, "The same key appears twice in one object; the last value would win silently."),
     CodeInfo("JSON004", _E, "The file starts with a UTF-8 byte-order mark, which JSON.parse rejects."),
     CodeInfo("JSON005", _E, "JSON nesting is deeper than the loader accepts."),
+    CodeInfo("JSON006", _E, "A number is beyond the range of a double (1e999): JSON.parse reads it as Infinity; it is read as null."),
+    CodeInfo("JSON007", _E, "A string holds a lone surrogate escape (\\ud800) that is not a character; it is read as U+FFFD."),
     # -- mcp.json manifest (frontend/manifest.py) --------------------------------------
     CodeInfo("MCP001", _E, "mcp.json must hold a JSON object at the top level."),
     CodeInfo("MCP002", _E, 'mcp.json must have an "apis" array.'),
@@ -159,12 +161,15 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("MCP020", _E, 'A components[] entry has no "path".'),
     CodeInfo("MCP021", _E, "A componentPath must have the form components/<name>/index."),
     CodeInfo("MCP022", _E, "A components[] path points at a folder that does not exist."),
+    CodeInfo("MCP023", _E, "An inputSchema or outputSchema nests more than 64 levels of arrays and objects; it is not checked."),
+    CodeInfo("MCP024", _E, "More APIs (500) or components (800) than a 24000-character mcp.json can hold; the rest are not checked."),
     # -- skill scripts, scanned statically (frontend/scripts.py) ------------------------
     CodeInfo("JS001", _E, "An API declared in mcp.json is never registered by index.js."),
     CodeInfo("JS002", _E, "index.js registers an API that mcp.json does not declare."),
     CodeInfo("JS003", _E, "A require() path does not resolve to a file inside the skill."),
     CodeInfo("JS004", _W, "An API handler is not declared async; the runtime awaits a promise."),
     CodeInfo("JS005", _W, "An API is registered more than once; the last registration wins."),
+    CodeInfo("JS006", _E, "index.js registers more APIs than mcp.json can declare (500); the rest are not checked."),
     # -- component folders (frontend/package.py) ----------------------------------------
     CodeInfo("CMP001", _E, 'A component\'s index.json must be an object with "component": true.'),
     # -- {{ }} expressions (frontend/expr/) [EXPR###] ----------------------------------
@@ -183,6 +188,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("EXPR013", _W, "A backslash escape in a string literal; WeChat does not decode escapes like JavaScript."),
     CodeInfo("EXPR014", _W, "'}}' inside an object literal; WeChat's compiler ends the mustache there. Write '} }'."),
     CodeInfo("EXPR015", _W, "An empty {{ }}; it renders as empty text."),
+    CodeInfo("EXPR016", _E, "A number literal longer than 300 characters; it is beyond the range of a double."),
     # -- WXML syntax (frontend/wxml/) [WXML###] ------------------------------------------
     CodeInfo("WXML001", _E, "Unexpected character inside a tag: expected an attribute name, '>' or '/>'."),
     CodeInfo("WXML002", _E, "A close tag does not match the innermost open element; the open tag's position is shown."),
@@ -231,6 +237,8 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("WXSS013", _E, "An @import names a file that does not exist in the skill."),
     CodeInfo("WXSS014", _E, "An @import cycle: a file imports itself through other files; the cycle is cut."),
     CodeInfo("WXSS015", _E, "An @import path is absolute, a URL, not .wxss, or escapes the skill folder."),
+    CodeInfo("WXSS016", _E, "Blocks ({ }, ( ), [ ], functions, @media) nest more than 32 levels deep; deeper blocks are dropped."),
+    CodeInfo("WXSS017", _E, "A number in a value is out of range (more than 1e15 in size, as 1e999rpx); the declaration is ignored."),
     # -- style resolution (ir/styles.py) [STY###] ------------------------------------------
     CodeInfo("STY001", _W, "A selector names a tag cards never contain (page, input, ...); the rule can never match."),
     # -- rendering, diff and backends (ir/, backends/) [RND###] -----------------------------
@@ -238,6 +246,10 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("RND002", _E, "A <template is> names a template that does not exist at render time."),
     CodeInfo("RND003", _E, "Template calls nest too deeply (a template that calls itself without end)."),
     CodeInfo("RND004", _E, "A data file for rendering is not a JSON object."),
+    CodeInfo("RND005", _E, "A card renders more nodes, or walks more wx:for items, than card_max_render_nodes; a new card falls back, a mounted one keeps its last render."),
+    CodeInfo("RND006", _E, "Template calls expand more times in one render than the limit (card_max_template_expansions); rendering stops."),
+    CodeInfo("RND007", _E, "wx:for over a number larger than the limit (card_max_for_number); rendering stops instead of iterating."),
+    CodeInfo("RND008", _E, "A setData path names an array index beyond the limit (card_max_data_index); the update is refused."),
     CodeInfo("RND101", _E, "No output backend is registered under that name; the message lists the available ones."),
     CodeInfo("RND102", _E, "A backend plug-in could not be loaded (import error or exception); the others still work."),
     CodeInfo("RND103", _E, "A backend plug-in lacks name, media_type, extension or a render() method."),
@@ -262,6 +274,11 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("RUN022", _E, "The result of the API could not be converted to JSON (a cycle or a BigInt)."),
     CodeInfo("RUN023", _W, "The in-process deadline failed its start-up self-check; calls run in guard processes."),
     CodeInfo("RUN024", _E, "_meta.x_skillc.risk is not one of L0, L1, L2, L3, L4; the API is treated as L4."),
+    CodeInfo("RUN040", _E, "An inputSchema pattern (or patternProperties key) cannot run on RE2 (backreference, lookaround); the call is refused."),
+    CodeInfo("RUN041", _E, "Arguments or a result nest arrays/objects deeper than the limit (64); the call or result is refused."),
+    CodeInfo("RUN042", _W, "Lone UTF-16 surrogates in a result, arguments, an error or the console were replaced by U+FFFD."),
+    CodeInfo("RUN043", _E, "A flow script for `skillc run` is not valid: not JSON, an unknown step key or a value of the wrong type."),
+    CodeInfo("RUN044", _W, "A call kept running past its deadline inside a native built-in the interrupt cannot reach; the skill's calls run in guard processes until it ends."),
     # -- component VM and orchestrator (runtime/) [CMPVM###] --
     CodeInfo("CMPVM001", _E, "A component's index.js threw, failed to compile or never called Component({...}); the card falls back."),
     CodeInfo("CMPVM002", _E, "A component lifetime (created or attached) threw; the card falls back to a generic card."),
@@ -277,6 +294,9 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("CMPVM012", _W, "An event or expiry named a card or node that does not exist, or a card that has expired."),
     CodeInfo("CMPVM013", _W, "A card action had bad arguments (openDetailPage without url, setRelatedPage, reapplyApiCall); it was refused."),
     CodeInfo("CMPVM014", _I, "A card was rebuilt in a fresh context from its persisted data (after eviction or a restart)."),
+    CodeInfo("CMPVM015", _W, "setData named an array index beyond card_max_data_index; that key is ignored and nothing is allocated."),
+    CodeInfo("CMPVM016", _E, "A card's data is larger than card_max_data_bytes as JSON; a new card falls back, a mounted one keeps its last data."),
+    CodeInfo("CMPVM017", _W, "A card event produced more actions than card_max_actions; the extra actions were dropped."),
     # -- MCP server (server/) [SRV###] --
     CodeInfo("SRV001", _E, "A path given to `skillc serve` is not served: it is not a skill, or its mcp.json is unusable."),
     CodeInfo("SRV002", _E, "Two served skills have the same folder name; only the first is served."),

@@ -8,7 +8,8 @@ Any API result or setData with a big number there does it. The derandomized prof
 draws such a number, which is why the property test passes there.
 
 The render runs in a subprocess with a time limit, so this test costs seconds, never minutes.
-Marked xfail (strict) until the evaluator bounds it; when it passes, remove the marker.
+The evaluator now refuses a number above RenderLimits.max_for_number (RND007) and stops any render
+past RenderLimits.max_nodes (RND005); tests/hostile/test_bounds.py covers the limits one by one.
 """
 
 from __future__ import annotations
@@ -37,10 +38,6 @@ print("rendered")
 BUDGET_S = 5.0  # a 1000-drink list renders in about 0.2 s
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="skillc/ir/evaluate.py: wx:for over a number renders up to 100000 items (owner to bound it)",
-)
 @pytest.mark.parametrize("n", [100000])  # any larger number hits the same cap
 def test_a_number_where_a_list_belongs_renders_in_bounded_time(n: int) -> None:
     try:

@@ -27,14 +27,24 @@ from skillc.frontend.jsonsrc import (
     JObject,
     JsonValue,
     PathPart,
+    depth,
     lookup,
     nearest_span,
+    paused_gc,
     pointer,
     type_name,
 )
 
 MCP_JSON_LIMIT = 24000
 MCP_JSON_WARN = int(MCP_JSON_LIMIT * 0.9)
+# The smallest entries there can be: a manifest within MCP_JSON_LIMIT holds no more of them, so
+# entries beyond these counts are reported once (MCP024) and not checked one by one.
+_SMALLEST_API = '{"name":"a","description":"a","inputSchema":{}},'
+_SMALLEST_COMPONENT = '{"path":"components/a/index"},'
+MAX_APIS = MCP_JSON_LIMIT // len(_SMALLEST_API)  # 500
+MAX_COMPONENTS = MCP_JSON_LIMIT // len(_SMALLEST_COMPONENT)  # 800
+# jsonschema checks a schema recursively; deeper schemas are reported (MCP023), not checked.
+MAX_SCHEMA_DEPTH = 64
 COMPONENT_FILES = ("index.js", "index.json", "index.wxml", "index.wxss")
 COMPONENT_PATH_RE = re.compile(r"^components/[\w-]+/index$")
 
@@ -186,7 +196,7 @@ def check_manifest(root: JNode, skill_root: Path, sink: DiagnosticSink) -> Manif
         sink.emit("MCP002", f'"apis" must be an array, got {type_name(apis_node)}', file=FILE, span=apis_node.span)
     else:
         seen: dict[str, Span] = {}
-        for i, item in enumerate(apis_node.items):
+        for i, item in enumerate(checked_items(apis_node, "apis", MAX_APIS, sink)):
             api = _check_api(root, i, item, declared_paths, seen, sink)
             if api is not None:
                 apis.append(api)
@@ -201,15 +211,32 @@ def check_manifest(root: JNode, skill_root: Path, sink: DiagnosticSink) -> Manif
     return manifest
 
 
+def checked_items(node: JArray, key: str, limit: int, sink: DiagnosticSink | None = None) -> list[JNode]:
+    """The entries of ``apis`` or ``components`` that are checked: the first ``limit``. With a sink,
+    the rest are reported once."""
+    if len(node.items) > limit and sink is not None:
+        sink.emit(
+            "MCP024",
+            f'"{key}" has {len(node.items)} entries; a manifest within {MCP_JSON_LIMIT} characters holds '
+            f"at most {limit}, so only the first {limit} are checked",
+            file=FILE,
+            span=_head(node.items[limit]),
+            hint="split the skill",
+        )
+    return node.items[:limit]
+
+
 def _head(node: JNode) -> Span:
     return Span.point(node.span.line, node.span.column)
 
 
 def _check_size(root: JObject, sink: DiagnosticSink) -> None:
-    data = root.to_python()
-    assert isinstance(data, dict)
-    stripped = _without_output_schema(data)
-    size = len(json.dumps(stripped, ensure_ascii=False, separators=(",", ":")))
+    with paused_gc():  # a copy of the whole file, built and dropped at once
+        data = root.to_python()
+        assert isinstance(data, dict)
+        stripped = _without_output_schema(data)
+        size = len(json.dumps(stripped, ensure_ascii=False, separators=(",", ":")))
+        del data, stripped
     if size > MCP_JSON_LIMIT:
         sink.emit(
             "MCP018",
@@ -272,7 +299,15 @@ def _check_api(
     for key, code in (("inputSchema", "MCP008"), ("outputSchema", "MCP009")):
         node = item.get(key)
         if isinstance(node, JObject):
-            _check_schema(root, (*base, key), node.to_python(), code, sink)
+            if depth(node) > MAX_SCHEMA_DEPTH:
+                sink.emit(
+                    "MCP023",
+                    f"{key} nests more than {MAX_SCHEMA_DEPTH} levels of arrays and objects; it is not checked",
+                    file=FILE,
+                    span=_head(node),
+                )
+            else:
+                _check_schema(root, (*base, key), node.to_python(), code, sink)
 
     _check_ui(item, component_paths, sink)
 
@@ -365,7 +400,7 @@ def _check_components(
     if not isinstance(node, JArray):
         sink.emit("MCP003", f"`/components` must be an array, got {type_name(node)}", file=FILE, span=node.span)
         return result, set()
-    for i, item in enumerate(node.items):
+    for i, item in enumerate(checked_items(node, "components", MAX_COMPONENTS, sink)):
         base: tuple[PathPart, ...] = ("components", i)
         if not isinstance(item, JObject):
             sink.emit(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from skillc.diagnostics import DiagnosticSink, Span
 from skillc.frontend.jsonsrc import JArray, JNode, JObject, parse_json, type_name
-from skillc.frontend.manifest import Manifest, check_manifest
+from skillc.frontend.manifest import MAX_APIS, Manifest, check_manifest, checked_items
 from skillc.frontend.scripts import check_scripts
 from skillc.frontend.source import decode_utf8
 
@@ -226,7 +226,7 @@ def _declared_apis(pkg: SkillPackage) -> dict[str, Span | None] | None:
     if not isinstance(apis, JArray):
         return None
     result: dict[str, Span | None] = {}
-    for item in apis.items:
+    for item in checked_items(apis, "apis", MAX_APIS):
         name = item.get("name") if isinstance(item, JObject) else None
         if name is not None and isinstance(name.to_python(), str):
             result.setdefault(str(name.to_python()), name.span)

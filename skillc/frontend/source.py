@@ -24,7 +24,8 @@ class LineIndex:
     def span(self, start: int, end: int | None = None) -> Span:
         line, col = self.loc(start)
         end_line, end_col = self.loc(max(end if end is not None else start + 1, start + 1))
-        return Span(line=line, column=col, end_line=end_line, end_column=end_col)
+        # Positions computed here are valid by construction: no validation (one span per node).
+        return Span.trusted(line, col, end_line, end_col)
 
 
 def decode_utf8(data: bytes) -> tuple[str | None, tuple[int, int] | None]:

@@ -9,11 +9,12 @@ value they do not understand reads as None and the caller falls back to its defa
 from __future__ import annotations
 
 import colorsys
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-_PX = re.compile(r"^\s*(-?\d+(?:\.\d+)?|-?\.\d+)(px)?\s*$")
+_PX = re.compile(r"^\s*(-?\d+(?:\.\d+)?|-?\.\d+)(px)?\s*$", re.ASCII)
 _HEX = re.compile(r"^#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$")
 _FUNC = re.compile(r"^rgba?\(\s*([^)]*)\)$")
 
@@ -56,7 +57,8 @@ def px(value: str | None) -> float | None:
     m = _PX.match(value)
     if m is None or (m.group(2) is None and float(m.group(1)) != 0):
         return None
-    return float(m.group(1))
+    number = float(m.group(1))
+    return number if math.isfinite(number) else None
 
 
 @lru_cache(maxsize=1024)
@@ -98,14 +100,19 @@ def font_weight(value: str | None) -> int | None:
     named = {"normal": 400, "bold": 700, "bolder": 700, "lighter": 300}
     if text in named:
         return named[text]
-    return int(text) if text.isdigit() else None
+    # isascii: "²" and "٣" are digits to isdigit(), and int() refuses the first.
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 def _channel(part: str) -> int:
     number = float(part[:-1]) * 2.55 if part.endswith("%") else float(part)
-    return max(0, min(255, round(number)))
+    if math.isnan(number):
+        raise ValueError(part)
+    return max(0, min(255, round(max(-1.0, min(256.0, number)))))  # round(inf) would overflow
 
 
 def _alpha(part: str) -> float:
     number = float(part[:-1]) / 100 if part.endswith("%") else float(part)
+    if math.isnan(number):
+        raise ValueError(part)
     return max(0.0, min(1.0, number))

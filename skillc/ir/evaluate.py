@@ -23,12 +23,13 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.expr import UNDEFINED, Mustache, dependencies
 from skillc.ir.component import CompiledComponent
-from skillc.ir.datapath import DataPath, merge_data, normalise
+from skillc.ir.datapath import DataPath, PathIndexError, merge_data, normalise
 from skillc.ir.diff import Patch, SetText, diff, diff_shallow
 from skillc.ir.expreval import Scope, evaluate
 from skillc.ir.instance import Elem, ElemInfo, Frame, Ids, Life, TextRun, ancestors_below
@@ -39,11 +40,32 @@ from skillc.ir.template import Binding, Block, Element, For, IfChain, Node, Part
 from skillc.ir.viewport import Viewport
 from skillc.ir.watch import INDEX, Dep, Trie, Watch, alive, deps_of, resolve
 
-__all__ = ["MAX_TEMPLATE_DEPTH", "ROOT_ID", "CardRenderer"]
+__all__ = ["MAX_TEMPLATE_DEPTH", "ROOT_ID", "CardRenderer", "RenderLimitExceeded", "RenderLimits"]
 
 ROOT_ID = "root"
 # Template calls deeper than this stop expanding (a template may call itself).
 MAX_TEMPLATE_DEPTH = 32
+
+
+@dataclass(frozen=True, slots=True)
+class RenderLimits:
+    """How much work one card's data may cause in Python. The runtime maps its RuntimeConfig to
+    this (``card_max_*``); the defaults are the same numbers (docs/security.md, "Limits")."""
+
+    max_nodes: int = 20_000  # Render IR nodes (elements and text runs) per card; wx:for items per pass
+    max_template_expansions: int = 10_000  # <template is> expansions per render pass
+    max_for_number: int = 20_000  # wx:for over a number n iterates 0..n-1 up to this n
+    max_data_index: int = 100_000  # the largest array index a setData path may name
+
+
+class RenderLimitExceeded(Exception):
+    """A render pass went over one of the :class:`RenderLimits`; rendering stopped there."""
+
+    def __init__(self, code: str, message: str, span: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.span = span
 
 
 def _escape_key(key: str) -> str:
@@ -59,8 +81,16 @@ class CardRenderer:
         viewport: Viewport | None = None,
         *,
         sink: DiagnosticSink | None = None,
+        limits: RenderLimits | None = None,
     ) -> None:
         self.component = component
+        self.limits = limits or RenderLimits()
+        # The node budget left (one decrement per node) and the template expansions left in
+        # this pass; ``exceeded`` is the limit the last render or update went over, else None.
+        self._nodes_left = self.limits.max_nodes
+        self._expansions_left = self.limits.max_template_expansions
+        self._items_left = self.limits.max_nodes  # wx:for items walked in this pass (bodies may be empty)
+        self.exceeded: RenderLimitExceeded | None = None
         self.viewport = viewport or Viewport()
         self.sink = sink
         self.styles = _resolver(component.stylesheet, self.viewport)
@@ -85,24 +115,61 @@ class CardRenderer:
         return RenderDocument(RENDER_IR_VERSION, self.viewport, self._root.node)
 
     def render(self, data: Mapping[str, Any]) -> RenderDocument:
-        """A full render from JSON-like data (copied: the caller's object is not kept)."""
+        """A full render from JSON-like data (copied: the caller's object is not kept).
+
+        A render that goes over a :class:`RenderLimits` limit stops: the error is reported, kept
+        in ``exceeded``, and the document is the empty root (the runtime falls back)."""
         self.data = copy_json(dict(data))
         self._trie = Trie()
         self._registered = self._live_after_compact = 0
+        self.exceeded = None
+        self._nodes_left = self._items_left = self.limits.max_nodes
+        self._expansions_left = self.limits.max_template_expansions
         node = RenderNode(ROOT_ID, "view", {}, {}, None, [])
         root = Elem(None, node, None, Frame(Scope(self.data), {}, True, Ids("", "")))
         root.tchildren = self.component.template.root
         self._root = root
-        node.children = self._render_children(root)
+        try:
+            node.children = self._render_children(root)
+        except RenderLimitExceeded as exc:
+            self._exceed(exc)
+            self._trie = Trie()
+            root.kids = []
+            node.children = []
+            self._nodes_left = self.limits.max_nodes
         return self.document
 
     def update(self, changes: Mapping[str, Any]) -> list[Patch]:
-        """Apply a setData object and return the patches of the re-render."""
+        """Apply a setData object and return the patches of the re-render.
+
+        An update that goes over a limit stops: the error is reported and kept in ``exceeded``,
+        and the renderer must be given a full :meth:`render` again (the runtime renders the
+        card's last good data)."""
         if self._root is None:
             self.render({})
+        self.exceeded = None
+        self._expansions_left = self.limits.max_template_expansions
+        self._items_left = self.limits.max_nodes
+        try:
+            return self._update(changes)
+        except RenderLimitExceeded as exc:
+            self._exceed(exc)
+            return []
+
+    def _exceed(self, exc: RenderLimitExceeded) -> None:
+        self.exceeded = exc
+        if self.sink is not None:
+            self.sink.emit(exc.code, exc.message, file=self.component.template.file, span=exc.span)
+
+    def _update(self, changes: Mapping[str, Any]) -> list[Patch]:
         # Merged in place: loop scopes hold references to items, and replacing a list by one with
         # the same keys then costs only the leaves that really differ.
-        paths = merge_data(self.data, copy_json(dict(changes)))
+        try:
+            paths = merge_data(self.data, copy_json(dict(changes)), max_index=self.limits.max_data_index)
+        except PathIndexError as err:
+            raise RenderLimitExceeded(
+                "RND008", f"{err} (the limit is {self.limits.max_data_index}); the update was refused"
+            ) from None
         found: dict[int, Watch] = {}
         for path in paths:
             self._trie.collect(path, found)
@@ -143,6 +210,9 @@ class CardRenderer:
         return out
 
     def _render_text(self, t: Text, parent: Elem, f: Frame, out: list[RenderNode]) -> None:
+        self._nodes_left -= 1
+        if self._nodes_left < 0:
+            self._too_many_nodes(t)
         scope = f.scope
         node = RenderNode(f.ids.of(t.path), TEXT, {"text": self._text(t.parts, scope)}, _inherited(parent.style))
         run = TextRun(t, node, scope)
@@ -174,6 +244,9 @@ class CardRenderer:
             render[type(c)](self, c, parent, f, out)
 
     def _render_element(self, t: Element, parent: Elem, f: Frame, out: list[RenderNode]) -> None:
+        self._nodes_left -= 1
+        if self._nodes_left < 0:
+            self._too_many_nodes(t)
         node = RenderNode(f.ids.of(t.path), t.tag, {}, {}, None, [])
         inst = Elem(t, node, parent, f)
         parent.kids.append(inst)
@@ -185,6 +258,10 @@ class CardRenderer:
         if t.children:
             node.children = self._render_children(inst)
         out.append(node)
+
+    def _too_many_nodes(self, t: Node) -> None:
+        n = self.limits.max_nodes
+        raise RenderLimitExceeded("RND005", f"the card renders more than {n} nodes (the limit is {n})", t.span)
 
     def _info(self, t: Element) -> ElemInfo:
         info: ElemInfo | None = self._cache.get(id(t))
@@ -269,12 +346,18 @@ class CardRenderer:
             w = Watch("for", parent, t, parent.life)
             w.items_path = items_path
             self._watch_parts(t.items, w, f)
-        entries = list(_iterate(items_value))
         base = f.ids.of(t.path)
         body = t.body
         render = _RENDER[type(body)]
         seen: set[str] = set()
-        for index, (label, item) in enumerate(entries):
+        # Walked lazily: the budgets stop a long list (or string) before it is all copied out.
+        for index, (label, item) in enumerate(_iterate(items_value, t, self.limits.max_for_number)):
+            self._items_left -= 1
+            if self._items_left < 0:
+                n = self.limits.max_nodes
+                raise RenderLimitExceeded(
+                    "RND005", f"wx:for walks more than {n} items in one render (the limit is {n})", t.span
+                )
             key = self._key(t, item, index, seen)
             child_scope = scope.child({t.item: item, t.index: label})
             item_path = (*items_path, normalise((label,))[0]) if items_path is not None else None
@@ -322,6 +405,14 @@ class CardRenderer:
             if self._template_depth >= MAX_TEMPLATE_DEPTH:
                 self._report("RND003", f'template "{name}" nests deeper than {MAX_TEMPLATE_DEPTH} calls', t)
                 return
+            self._expansions_left -= 1
+            if self._expansions_left < 0:
+                n = self.limits.max_template_expansions
+                raise RenderLimitExceeded(
+                    "RND006",
+                    f'template "{name}" is expanded more than {n} times in one render (the limit is {n})',
+                    t.span,
+                )
             body, inner_ids = found.children, Ids("", f.ids.of(t.path) + ".")
         inner = Frame(inner_scope, {}, False, inner_ids)
         track = self._track
@@ -423,6 +514,8 @@ class CardRenderer:
         inst.life.alive = False
         inst.life = Life()
         inst.kids = []
+        if before.children:
+            self._nodes_left += _count(before.children)  # the old subtree's nodes go back to the budget
         inst.node.children = self._render_children(inst)
         patches.extend(diff(before, inst.node))
 
@@ -517,8 +610,20 @@ def _inherited(style: Mapping[str, str]) -> dict[str, str]:
     return dict(inherited_part(style))
 
 
-def _iterate(value: JSValue) -> Iterator[tuple[str | int, JSValue]]:
-    """What wx:for walks: arrays by index, objects by key, strings by character, n as 0..n-1."""
+def _count(nodes: list[RenderNode]) -> int:
+    n = 0
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        n += 1
+        if node.children:
+            stack.extend(node.children)
+    return n
+
+
+def _iterate(value: JSValue, t: For, limit: int) -> Iterator[tuple[str | int, JSValue]]:
+    """What wx:for walks: arrays by index, objects by key, strings by character, n as 0..n-1
+    (a number above ``limit`` stops the render, as WeChat would try to render n items)."""
     if isinstance(value, list):
         yield from enumerate(value)
     elif isinstance(value, dict):
@@ -526,7 +631,12 @@ def _iterate(value: JSValue) -> Iterator[tuple[str | int, JSValue]]:
     elif isinstance(value, str):
         yield from enumerate(value)
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        for i in range(int(min(value, 100000))):
+        if value > limit:
+            shown = int(value) if value <= 2**53 and value == int(value) else value
+            raise RenderLimitExceeded(
+                "RND007", f"wx:for over the number {shown} would render {shown} items (the limit is {limit})", t.span
+            )
+        for i in range(int(value)):
             yield i, i
 
 

@@ -83,6 +83,18 @@ class RuntimeConfig(BaseModel):
     storage_total_max_bytes: int = 10 << 20
     max_console_entries: int = 500
     max_console_text: int = 8192
+    # Cards (docs/security.md, "Limits (cards and rendering)"): what one card's data may cost.
+    card_max_data_index: int = Field(default=100_000, ge=0, description="largest array index a setData path may name")
+    card_max_render_nodes: int = Field(default=20_000, ge=1, description="Render IR nodes per card")
+    card_max_template_expansions: int = Field(default=10_000, ge=1, description="<template is> expansions per render")
+    card_max_for_number: int = Field(default=20_000, ge=0, description="largest n for wx:for over a number")
+    card_max_data_bytes: int = Field(default=1 << 20, ge=1024, description="a card's data as JSON (UTF-8 bytes)")
+    card_max_actions: int = Field(default=20, ge=0, description="actions (and follow-up api/calls) per event")
+    value_depth: int = Field(default=64, ge=2, le=1000, description="how deep arguments and results may nest")
+    card_table_max_age_days: float = Field(default=7.0, gt=0, description="older expired, evicted rows are pruned")
+    card_table_max_rows: int = Field(default=2_000, ge=1, description="card rows kept per skill")
+    card_table_max_bytes: int = Field(default=16 << 20, ge=1 << 20, description="card rows kept per skill, in bytes")
+    card_table_prune_every: int = Field(default=200, ge=1, description="calls between two prunings")
     risk_overrides: dict[str, RiskLevel] = Field(default_factory=dict, description="API name -> risk level")
     default_risk: RiskLevel = RiskLevel.L0
     identity: Identity = Field(default_factory=Identity)

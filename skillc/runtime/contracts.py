@@ -80,7 +80,9 @@ class AtomicApiResult(_Wire):
 
 
 class ApiCallContext(_Wire):
-    """Who calls which API, for what. Storage is scoped by (user_did, merchant_did, skill_id)."""
+    """Who calls which API, for what. Storage and cards are scoped by (user_did, merchant_did,
+    skill_scope): the skill id and a digest of the skill's resolved folder, so a copy of a skill
+    (same name, another folder) sharing a state directory cannot read the original's storage."""
 
     user_did: str
     agent_did: str
@@ -90,6 +92,11 @@ class ApiCallContext(_Wire):
     api_name: str = ""
     arguments: dict[str, Any] = Field(default_factory=dict)
     capability_token: str | None = None
+    skill_scope: str = Field(default="", description="the storage and card scope; skill_id when empty")
+
+    @property
+    def scope(self) -> str:
+        return self.skill_scope or self.skill_id
 
 
 ConsoleLevel = Literal["log", "info", "warn", "error", "debug"]

@@ -2,13 +2,16 @@
 
 In order:
 
-1. ``--approve-all``, or the API (or tool) name is on the ``--approve`` allow list: approved.
-   Meant for tests and trusted single-user setups; the audit log still records every call.
+1. ``--approve-all``, or the tool is on the ``--approve`` allow list, named by its tool name or
+   as ``skill/API`` (a bare API name is a tool name only where one skill declares it, so it never
+   approves a same-named API of another skill): approved. Meant for tests and trusted
+   single-user setups; the audit log still records every call.
 2. The client speaks the 2026-07-28 protocol and declared the ``elicitation`` capability: the
    call answers ``InputRequiredResult`` with a form elicitation ("approve: yes/no") and a
-   ``requestState`` that binds the answer to this tool and these exact arguments (HMAC with a
-   per-process key, so a client cannot reuse a consent for other arguments or forge one). The
-   client retries with the user's answer; only ``accept`` with ``approve: true`` approves.
+   ``requestState`` that binds the answer to this tool, these exact arguments, one nonce and an
+   expiry (HMAC with a per-process key, so a client can neither forge a consent, nor reuse it for
+   other arguments, nor replay it: each consent approves one call, within ``CONSENT_TTL_S``).
+   The client retries with the user's answer; only ``accept`` with ``approve: true`` approves.
 3. Otherwise the call is refused: an ``isError`` result that tells the agent to get the user's
    confirmation (RUN019). Nothing is ever approved silently.
 
@@ -22,6 +25,8 @@ import hashlib
 import hmac
 import json
 import secrets
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,21 +41,60 @@ from skillc.server.tools import ServedApi
 
 MODERN_VERSION = "2026-07-28"
 CONSENT_KEY = "skillc-consent"
+CONSENT_TTL_S = 600.0  # how long a user's answer may take to come back with the retried call
+
+
+def approval_names(api: ServedApi) -> frozenset[str]:
+    """The names ``--approve`` knows a tool by: its tool name and ``skill/API``."""
+    return frozenset({api.tool_name, f"{api.skill}/{api.spec.name}"})
 
 
 @dataclass(frozen=True)
 class ConsentPolicy:
     approve_all: bool = False
-    approve: frozenset[str] = frozenset()  # API names or tool names
+    approve: frozenset[str] = frozenset()  # tool names or skill/API names
     elicit: bool = True
     key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
+    # nonce -> expiry of every consent already used (kept until it would have expired anyway)
+    _spent: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def allows(self, api: ServedApi) -> bool:
-        return self.approve_all or api.tool_name in self.approve or api.spec.name in self.approve
+        return self.approve_all or not self.approve.isdisjoint(approval_names(api))
 
-    def state_for(self, api: ServedApi, arguments: dict[str, Any]) -> str:
-        canonical = json.dumps([api.tool_name, arguments], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return hmac.new(self.key, canonical.encode(), hashlib.sha256).hexdigest()
+    def unknown(self, apis: list[ServedApi]) -> list[str]:
+        """The ``--approve`` names that name no served tool (a typo, or an API two skills share)."""
+        known = frozenset().union(*(approval_names(a) for a in apis)) if apis else frozenset()
+        return sorted(self.approve - known)
+
+    def state_for(self, api: ServedApi, arguments: dict[str, Any], nonce: str, expires: int) -> str:
+        """``nonce.expires.mac``: ``expires`` in Unix milliseconds."""
+        canonical = json.dumps(
+            [api.tool_name, arguments, nonce, expires], sort_keys=True, ensure_ascii=False, separators=(",", ":")
+        )
+        mac = hmac.new(self.key, canonical.encode(), hashlib.sha256).hexdigest()
+        return f"{nonce}.{expires}.{mac}"
+
+    def _new_state(self, api: ServedApi, arguments: dict[str, Any]) -> str:
+        return self.state_for(api, arguments, secrets.token_hex(16), int((time.time() + CONSENT_TTL_S) * 1000))
+
+    def _spend(self, state: str, api: ServedApi, arguments: dict[str, Any]) -> bool:
+        """Whether ``state`` is ours, for this call, unexpired and unused; it is used up if so."""
+        nonce, _, rest = state.partition(".")
+        stamp, _, _mac = rest.partition(".")
+        if not stamp.isdecimal() or len(stamp) > 16:
+            return False
+        expires = int(stamp)
+        if not hmac.compare_digest(state, self.state_for(api, arguments, nonce, expires)):
+            return False  # forged, or an answer given for another tool or other arguments
+        now = int(time.time() * 1000)
+        with self._lock:
+            for old in [n for n, until in self._spent.items() if until < now]:
+                del self._spent[old]
+            if expires < now or nonce in self._spent:
+                return False  # too late, or replayed
+            self._spent[nonce] = expires
+        return True
 
     def ask(self, api: ServedApi, arguments: dict[str, Any]) -> InputRequiredResult:
         args = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
@@ -65,7 +109,7 @@ class ConsentPolicy:
             "required": ["approve"],
         }
         request = ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
-        return InputRequiredResult(input_requests={CONSENT_KEY: request}, request_state=self.state_for(api, arguments))
+        return InputRequiredResult(input_requests={CONSENT_KEY: request}, request_state=self._new_state(api, arguments))
 
     def answer(
         self, api: ServedApi, arguments: dict[str, Any], responses: dict[str, Any] | None, state: str | None
@@ -73,9 +117,7 @@ class ConsentPolicy:
         """True/False when this request carries the user's answer to our question, None when it does not."""
         if not responses or CONSENT_KEY not in responses or state is None:
             return None
-        if not hmac.compare_digest(state, self.state_for(api, arguments)):
-            return False  # an answer given for another tool or other arguments
         reply = responses[CONSENT_KEY]
-        if not isinstance(reply, ElicitResult):
+        if not isinstance(reply, ElicitResult) or not self._spend(state, api, arguments):
             return False
         return reply.action == "accept" and bool(reply.content and reply.content.get("approve") is True)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_types import CallToolResult, ContentBlock, TextContent
+from mcp_types import CallToolResult, ContentBlock, InputRequiredResult, TextContent
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from skillc.backends.cardspec_fallback import fallback_card
 from skillc.diagnostics import Diagnostic
+from skillc.runtime.api.values import clean, replaced_note
 from skillc.runtime.cards.card_models import CallOutcome, EventOutcome
 from skillc.runtime.contracts import ContentBlock as ApiBlock
 from skillc.server.registry import error_result
@@ -90,3 +92,30 @@ def event_result(outcome: EventOutcome) -> CallToolResult:
         is_error=False,
         _meta=meta,
     )
+
+
+def wire_safe(result: CallToolResult | InputRequiredResult) -> CallToolResult | InputRequiredResult:
+    """The last check before a result is serialised: it must be valid UTF-8 JSON.
+
+    The runtime already cleans what an API returns; this catches what else reaches a result (a
+    card's data, patches, a message): lone surrogates become U+FFFD with a ``RUN042`` diagnostic
+    in ``_meta``. A result that still cannot be serialised becomes an ``isError`` result, never
+    an HTTP 500.
+    """
+    try:
+        result.model_dump_json(by_alias=True, exclude_none=True)
+        return result
+    except PydanticSerializationError:
+        pass
+    raw, replaced = clean(result.model_dump(by_alias=True, exclude_none=True))
+    if replaced and isinstance(raw, dict):
+        note = Diagnostic.make("RUN042", replaced_note(replaced, "the tool result"))
+        meta = raw.setdefault("_meta", {})
+        if isinstance(meta, dict):
+            meta.setdefault(DIAGNOSTICS_META, []).append(note.model_dump(mode="json", exclude_none=True))
+    try:
+        fixed = type(result).model_validate(raw)
+        fixed.model_dump_json(by_alias=True, exclude_none=True)
+        return fixed
+    except (ValidationError, PydanticSerializationError, ValueError) as err:
+        return error_result(f"skillc could not serialise the result: {type(err).__name__}")

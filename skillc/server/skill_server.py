@@ -39,7 +39,7 @@ from skillc.runtime.config import RuntimeConfig
 from skillc.server.catalog import Catalogue
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
 from skillc.server.registry import ToolRegistry, ToolResult, ToolSpec, error_result
-from skillc.server.results import call_result, event_result
+from skillc.server.results import call_result, event_result, wire_safe
 from skillc.server.tools import APP_MIME_TYPE, CardEventArgs, ServedApi, card_event_tool, tool_for
 from skillc.server.view import image_origins, view_html
 
@@ -136,7 +136,7 @@ class SkillServer:
         return ReadResourceResult(contents=[contents])
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        return await self.tools.call(ctx, params)
+        return wire_safe(await self.tools.call(ctx, params))
 
     # -- calls -----------------------------------------------------------------------------------
 

@@ -137,6 +137,7 @@ def serve(*paths: Path, state: Path, args: tuple[str, ...] = (), start_timeout: 
         if not found.wait(start_timeout):
             raise AssertionError(f"skillc serve did not start: {''.join(lines)}")
         served = Served(url[0], proc, lines)
+        _wait_listening(served, start_timeout)
         yield served
         assert served.alive(), f"the server died (exit {proc.returncode}):\n{served.log()}"
         assert "Traceback (most recent call last)" not in served.log(), served.log()
@@ -147,6 +148,20 @@ def serve(*paths: Path, state: Path, args: tuple[str, ...] = (), start_timeout: 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def _wait_listening(served: Served, timeout: float) -> None:
+    # The endpoint is printed just before uvicorn binds: wait until it answers.
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        if not served.alive():
+            raise AssertionError(f"skillc serve exited: {served.log()}")
+        try:
+            httpx.get(served.url.rsplit("/", 1)[0] + "/", timeout=1.0)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise AssertionError("skillc serve never started listening")
 
 
 def while_attacking(

@@ -23,6 +23,9 @@ from skillc.frontend.source import LineIndex
 _span = Span.trusted
 
 
+MAX_NUMBER_DIGITS = 300
+
+
 class _Locator:
     """Offsets inside one piece of text -> absolute file positions."""
 
@@ -201,6 +204,15 @@ class _Lexer:
                 )
             raise self._fail("EXPR001", f"invalid number {text!r}", start, end)
         digits = text[: len(text) - len(tail)]
+        if len(digits) > MAX_NUMBER_DIGITS:
+            # Beyond a double's range (and int() refuses more than 4300 digits).
+            raise self._fail(
+                "EXPR016",
+                f"number literal of {len(digits)} characters is too long (at most {MAX_NUMBER_DIGITS})",
+                start,
+                end,
+                "compute the number in setData",
+            )
         value: int | float
         if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
             # Sloppy-mode JavaScript (which runs wcc's output) reads 010 as octal 8 and 09 as 9.

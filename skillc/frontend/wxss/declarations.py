@@ -202,6 +202,14 @@ def _colon_follows(tokens: Sequence[Token], i: int) -> bool:
     return i < n and tokens[i].type == "literal" and tokens[i].value == ":"
 
 
+# Numbers beyond this (1e999 reads as infinity) are refused, so every computed length stays finite.
+MAX_NUMBER = 1e15
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:12]}...{text[-6:]}"
+
+
 class _ValueCheck:
     """Token list -> typed parts, reporting var() and units cards cannot render."""
 
@@ -218,6 +226,16 @@ class _ValueCheck:
         for tok in tokens:
             kind = tok.type
             if kind in ("whitespace", "comment", "error"):
+                continue
+            if kind in ("dimension", "number", "percentage") and not abs(tok.value) <= MAX_NUMBER:
+                self._reject(
+                    tok,
+                    "WXSS017",
+                    f"number {_clip(tok.serialize())} is out of range (at most {MAX_NUMBER:g} in size); "
+                    "the declaration is ignored",
+                    "write a smaller number",
+                )
+                yield Number(0)
                 continue
             if kind == "dimension":
                 unit = tok.lower_unit

@@ -19,7 +19,7 @@ from skillc.frontend.wxss.declarations import _DeclarationReader
 from skillc.frontend.wxss.media import _MediaReader
 from skillc.frontend.wxss.nodes import Declaration, FontFace, Import, MediaQueryList, Rule, Stylesheet
 from skillc.frontend.wxss.selectors import _SelectorReader
-from skillc.frontend.wxss.tokens import _CLOSERS, Token, _significant, _Source
+from skillc.frontend.wxss.tokens import _CLOSERS, MAX_NESTING, Token, _prune, _significant, _Source
 
 __all__ = ["parse_style_attribute", "parse_wxss"]
 
@@ -61,6 +61,7 @@ class _Parser:
             src = _Source(_normalise(text), (1, 1))
             tokens = tinycss2.parse_component_value_list(src.text, skip_comments=True)
             f = _File(self, src, file)
+            f.report_nesting(tokens)
             f.report_errors(tokens)
             f.report_unclosed(tokens)
             f.rule_list(tokens, media, top=True)
@@ -73,7 +74,14 @@ class _Parser:
 
 
 def _normalise(text: str) -> str:
-    return text.replace("\0", "\ufffd").replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
+    text = text.replace("\0", "\ufffd").replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
+    # tinycss2 reads an integer with int(), which refuses more than 4300 digits. Such a run is
+    # rewritten, at the same length, as the out-of-range number it is (1e999...), which the value
+    # reader reports (WXSS017); offsets and spans stay true.
+    return _LONG_DIGITS.sub(lambda m: "1e" + "9" * (len(m.group()) - 2), text)
+
+
+_LONG_DIGITS = re.compile(r"[0-9]{1000,}")
 
 
 class _File(_SelectorReader, _DeclarationReader, _MediaReader):
@@ -82,6 +90,18 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
     p: _Parser
 
     # -- whole-file checks ----------------------------------------------------------------
+
+    def report_nesting(self, tokens: Sequence[Token]) -> None:
+        """Blocks nested deeper than MAX_NESTING are emptied before anything reads them."""
+        deep = _prune(tokens)
+        if deep is not None:
+            start = self.src.tok_start(deep)
+            self.emit(
+                "WXSS016",
+                f"blocks ({{ }}, ( ), [ ], functions, @media) nest more than {MAX_NESTING} levels deep; "
+                "deeper blocks are dropped",
+                self.src.span(start, start + 1),
+            )
 
     def report_errors(self, tokens: Sequence[Token]) -> None:
         """tinycss2 leaves bad strings, bad urls and stray closers as error tokens in the tree."""
@@ -287,5 +307,6 @@ def parse_style_attribute(
     src = _Source(_normalise(text), origin)
     tokens = tinycss2.parse_component_value_list(src.text, skip_comments=True)
     f = _File(parser, src, file)
+    f.report_nesting(tokens)
     f.report_errors(tokens)
     return f.declaration_list(tokens, font_face=False)

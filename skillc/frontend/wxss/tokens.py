@@ -108,6 +108,29 @@ class _Source:
         return None
 
 
+MAX_NESTING = 32  # blocks inside blocks: { }, ( ), [ ] and functions, @media included
+
+
+def _prune(tokens: Sequence[Token], limit: int = MAX_NESTING) -> Token | None:
+    """Empty every block nested deeper than ``limit`` (the readers recurse per level), without
+    recursing here; return the first such block, or None when the tree is within the limit."""
+    first: Token | None = None
+    stack: list[tuple[Sequence[Token], int]] = [(tokens, 1)]
+    while stack:
+        children, level = stack.pop()
+        for tok in children:
+            if tok.type not in _CLOSERS:
+                continue
+            inner = tok.arguments if tok.type == "function" else tok.content
+            if level > limit:
+                if first is None or (tok.source_line, tok.source_column) < (first.source_line, first.source_column):
+                    first = tok
+                inner.clear()
+            else:
+                stack.append((inner, level + 1))
+    return first
+
+
 def _significant(tokens: Sequence[Token]) -> list[Token]:
     return [t for t in tokens if t.type not in ("whitespace", "comment", "error")]
 

@@ -7,6 +7,7 @@ the value again.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -38,7 +39,9 @@ UNSUPPORTED_UNITS = frozenset({"vh", "vmin", "vmax", "pt", "pc", "cm", "mm", "in
 
 
 def format_number(value: float) -> str:
-    """Shortest stable spelling: 1.0 -> 1, .50 -> 0.5, -0 -> 0."""
+    """Shortest stable spelling: 1.0 -> 1, .50 -> 0.5, -0 -> 0; not finite (a product in calc()) -> 0."""
+    if not math.isfinite(value):
+        return "0"
     if value == int(value) and abs(value) < 1e15:
         return str(int(value))
     text = f"{value:.6f}".rstrip("0").rstrip(".")

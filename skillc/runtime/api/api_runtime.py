@@ -1,8 +1,11 @@
 """The one call chain every API call goes through, from the CLI, the MCP server or a card's api/call.
 
-    declared? -> inputSchema (defaults) -> risk: approval for L3/L4 -> VM (fresh context on a worker
-    thread, middleware + handler under one deadline) -> AtomicApiResult rules -> outputSchema (warn)
-    -> audit record for L2+
+    declared? -> arguments: depth bound, surrogates -> inputSchema (defaults, RE2 patterns) -> risk:
+    approval for L3/L4 -> VM (fresh context on a worker thread, middleware + handler under one
+    deadline) -> AtomicApiResult rules -> outputSchema (warn) -> audit record for L2+
+
+:meth:`ApiRuntime.call` runs the argument checks on a worker thread under the call's deadline, so
+no argument or schema can stall the caller's event loop.
 
 Each step that fails produces an ``isError`` result and a diagnostic; nothing raises on what a skill
 or a caller sends.
@@ -11,8 +14,8 @@ or a caller sends.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
-import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -27,8 +30,10 @@ from skillc.ir.render import copy_json
 from skillc.runtime.api.api_vm import VmRun, run_api
 from skillc.runtime.api.audit import AuditLog, arguments_digest
 from skillc.runtime.api.guard import make_job, run_guarded
-from skillc.runtime.api.result import normalise
+from skillc.runtime.api.overrun import GRACE_S, Overruns
+from skillc.runtime.api.result import normalise_json
 from skillc.runtime.api.schema import SchemaCheck
+from skillc.runtime.api.values import clean, clean_text, replaced_note, too_deep, value_depth
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import (
     ApiCallContext,
@@ -37,6 +42,7 @@ from skillc.runtime.contracts import (
     AtomicApiResult,
     AuditOutcome,
     AuditRecord,
+    ConsoleEntry,
     LoadReport,
     RiskLevel,
 )
@@ -83,14 +89,19 @@ class ApiRuntime:
         self.config = config or RuntimeConfig()
         self.approver = approver
         self.code = SkillCode.of(package)
+        # What storage and cards are scoped by: a copy of the skill in another folder gets its own.
+        folder = hashlib.sha256(str(package.root.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        self.skill_scope = f"{package.name}@{folder}"
         self.storage = Storage.of(self.config)
         self.audit = AuditLog(self.config.state_file)
         self.diagnostics: list[Diagnostic] = []
         self.mode = self._deadline_mode()
         self._executor = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="skillc-js")
+        self._overruns = Overruns(self.config.workers)
         self._host_loop = BackgroundLoop()
         self._inputs: dict[str, SchemaCheck] = {}
         self._outputs: dict[str, SchemaCheck] = {}
+        self.depth_limit = self.config.value_depth  # nesting bound of arguments and results
 
     def _deadline_mode(self) -> str:
         if self.config.deadline_mode != "auto":
@@ -124,6 +135,7 @@ class ApiRuntime:
             agent_did=ident.agent_did,
             merchant_did=ident.merchant_did,
             skill_id=self.package.name,
+            skill_scope=self.skill_scope,
             session_id=session_id or f"session-{uuid.uuid4().hex[:16]}",
             api_name=api_name,
             arguments=arguments or {},
@@ -143,18 +155,48 @@ class ApiRuntime:
         ``approver`` decides this call's approval instead of the runtime's own (a card host
         passes the user's answer for one api/call).
         """
-        chain = self._prepare(api_name, arguments, context)
+        loop = asyncio.get_running_loop()
+        seconds = timeout_s if timeout_s is not None else self.config.timeout_s
+        deadline = Deadline.after(seconds)
+        started = time.perf_counter()
+        prepared = loop.run_in_executor(self._pool(), self._prepare, api_name, arguments, context)
+        try:
+            chain = await asyncio.wait_for(prepared, max(deadline.remaining(), 0.001))
+        except TimeoutError:
+            late = _Chain(self, api_name, started)
+            return late.fail("RUN012", f"{api_name} did not finish within {seconds:g} s and was stopped")
         if isinstance(chain, ApiCallOutcome):
             return chain
-        if chain.risk.needs_approval and not await self._ask(chain, approver or self.approver):
-            return chain.refused()
-        loop = asyncio.get_running_loop()
-        deadline = Deadline.after(timeout_s if timeout_s is not None else self.config.timeout_s)
+        if chain.risk.needs_approval:
+            if not await self._ask(chain, approver or self.approver):
+                return chain.refused()
+            deadline = Deadline.after(seconds)  # the user's time to answer does not count
+        work = loop.run_in_executor(self._pool(), self._execute, chain, deadline)
+        if self.mode == "process":
+            return await work  # the guard process is killed at the deadline: nothing can overrun
         try:
-            return await loop.run_in_executor(self._executor, self._execute, chain, deadline)
+            return await asyncio.wait_for(asyncio.shield(work), deadline.remaining() + GRACE_S)
+        except TimeoutError:
+            # Past the deadline and its grace: a native built-in the interrupt cannot reach. Answer
+            # now; the worker runs on, and the skill's calls use guard processes until it is back.
+            deadline.trip()
+            self._overruns.track(work)
+            chain.diagnostics.append(
+                Diagnostic.make(
+                    "RUN044",
+                    f"{api_name} kept running past its deadline inside a native built-in, where the interrupt "
+                    "cannot reach; until it ends, this skill's calls run in guard processes",
+                )
+            )
+            message = f"{api_name} did not finish within {seconds:g} s and was stopped"
+            return chain.fail("RUN012", message, AuditOutcome.TIMEOUT)
         except asyncio.CancelledError:
             deadline.trip()  # the worker stops at its next interrupt check instead of running on
             raise
+
+    def _pool(self) -> ThreadPoolExecutor:
+        """The workers for the next call: the guard pool while a worker is stuck past its deadline."""
+        return self._overruns.guard_pool if self._overruns.active else self._executor
 
     def call_blocking(
         self,
@@ -164,16 +206,16 @@ class ApiRuntime:
         *,
         timeout_s: float | None = None,
     ) -> ApiCallOutcome:
-        """Run one call on this thread, for code without an event loop (an async approver runs on the host loop)."""
-        chain = self._prepare(api_name, arguments, context)
-        if isinstance(chain, ApiCallOutcome):
-            return chain
-        if chain.risk.needs_approval:
-            approved = asyncio.run_coroutine_threadsafe(self._ask(chain, self.approver), self._host_loop.loop).result()
-            if not approved:
-                return chain.refused()
-        deadline = Deadline.after(timeout_s if timeout_s is not None else self.config.timeout_s)
-        return self._execute(chain, deadline)
+        """Run one call from code without an event loop: the same chain as :meth:`call`, driven on
+        the runtime's own host loop (so a call stuck in a native built-in is answered at its
+        deadline here too)."""
+        work = self.call(api_name, arguments, context, timeout_s=timeout_s)
+        return asyncio.run_coroutine_threadsafe(work, self._host_loop.loop).result()
+
+    @property
+    def overrunning(self) -> bool:
+        """Whether a worker is still running past its deadline (a process should exit without it)."""
+        return self._overruns.active
 
     async def load(self, context: ApiCallContext | None = None) -> LoadReport:
         """Run index.js once and compare what it registers with what mcp.json declares."""
@@ -218,7 +260,9 @@ class ApiRuntime:
         return report
 
     def close(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        # A worker stuck in a native built-in would hold the shutdown for minutes: leave it.
+        self._executor.shutdown(wait=not self._overruns.active, cancel_futures=True)
+        self._overruns.close()
         self._host_loop.close()
 
     # -- steps ---------------------------------------------------------------------------------
@@ -234,10 +278,27 @@ class ApiRuntime:
         if problem is not None:
             chain.diagnostics.append(Diagnostic.make("RUN024", problem, file="mcp.json"))
         chain.context = (context or self.context()).model_copy(update={"api_name": api_name})
+        depth = value_depth(arguments, self.depth_limit)
+        if depth > self.depth_limit:
+            nested = too_deep(depth, self.depth_limit, at_least=True)
+            message = f"the arguments of {api_name} are too deeply nested: {nested}"
+            return chain.fail("RUN041", message, AuditOutcome.INVALID)
         args = {} if arguments is None else copy_json(arguments)
         if not isinstance(args, dict):
             return chain.fail("RUN010", f"the arguments of {api_name} must be a JSON object", AuditOutcome.INVALID)
-        problems = self._input_check(spec).problems(args)
+        args, replaced = clean(args)
+        if replaced:
+            note = f"{api_name}: {replaced_note(replaced, 'the arguments')}"
+            chain.diagnostics.append(Diagnostic.make("RUN042", note))
+        check = self._input_check(spec)
+        if check.unsupported:
+            listed = "; ".join(str(u) for u in check.unsupported[:3])
+            message = (
+                f"the inputSchema of {api_name} has a pattern RE2 cannot run (backreference or lookaround?): "
+                f"{listed}; the call is refused"
+            )
+            return chain.fail("RUN040", message, AuditOutcome.INVALID, args)
+        problems = check.problems(args)
         if problems:
             listed = "; ".join(str(p) for p in problems[:5])
             return chain.fail("RUN010", f"invalid arguments for {api_name}: {listed}", AuditOutcome.INVALID, args)
@@ -280,10 +341,25 @@ class ApiRuntime:
         return chain.finish(run, chain.spec, deadline)
 
     def _run(self, api_name: str | None, args: dict[str, Any], ctx: ApiCallContext, deadline: Deadline) -> VmRun:
-        if self.mode == "process":
+        if self.mode == "process" or self._overruns.active:
             return run_guarded(make_job(self.code, api_name, args, ctx, self.config, deadline.remaining()), deadline)
         loop = self._host_loop.loop
         return run_api(self.code, api_name, args, ctx, self.config, self.storage, deadline, loop, native=True)
+
+
+def _clean_console(entries: list[ConsoleEntry]) -> tuple[list[ConsoleEntry], int]:
+    """Console entries with lone surrogates in their text and args replaced by U+FFFD."""
+    total = 0
+    out: list[ConsoleEntry] = []
+    for entry in entries:
+        text, n = clean_text(entry.text)
+        args, m = clean(entry.args)
+        file, k = clean_text(entry.file) if entry.file else (entry.file, 0)
+        if n or m or k:
+            entry = entry.model_copy(update={"text": text, "args": args, "file": file})
+            total += n + m + k
+        out.append(entry)
+    return out, total
 
 
 class _Chain:
@@ -326,11 +402,7 @@ class _Chain:
         diags = self.diagnostics + run.diagnostics
         audit = AuditOutcome.ERROR
         if run.state == "returned":
-            try:
-                raw = json.loads(run.value_json) if run.value_json is not None else None
-            except ValueError:
-                raw = None
-            normal = normalise(self.api_name, raw)
+            normal = normalise_json(self.api_name, run.value_json, self.runtime.depth_limit)
             result = normal.result
             diags += normal.diagnostics
             if not result.is_error:
@@ -340,14 +412,20 @@ class _Chain:
             code, message = self._failure(run, deadline)
             if run.state == "fault" and run.fault == "timeout":
                 audit = AuditOutcome.TIMEOUT
+            message, replaced = clean_text(message)
+            if replaced:
+                diags.append(Diagnostic.make("RUN042", f"{self.api_name}: {replaced_note(replaced, 'the error')}"))
             err = run.error
             span = _span(err.line, err.column) if err else None
             diags.append(Diagnostic.make(code, message, file=err.file if err else None, span=span))
             result = AtomicApiResult.error(_sentence(message))
+        console, replaced = _clean_console(run.console)
+        if replaced:
+            diags.append(Diagnostic.make("RUN042", f"{self.api_name}: {replaced_note(replaced, 'the console')}"))
         outcome = ApiCallOutcome(
             api_name=self.api_name,
             result=result,
-            console=run.console,
+            console=console,
             diagnostics=diags,
             card_actions=run.card_actions,
             risk=self.risk,

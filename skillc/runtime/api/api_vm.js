@@ -4,6 +4,10 @@
 (function (I, global) {
   'use strict';
   const { parse, stringify } = JSON;
+  // The runtime's own envelopes go through the prelude's envelope (own data only, captured
+  // built-ins), so a toJSON planted on Object.prototype cannot change what Python reads.
+  const envelope = I.envelope;
+  const describe = I.describe;
   const wx = I.makeWx({ network: true });
   const apis = new Map();
   const registrations = [];
@@ -43,21 +47,21 @@
   Object.defineProperty(global, 'wx', { value: I.freezeHost(wx), writable: false, configurable: false, enumerable: true });
   I.installTimers();
 
-  I.registrations = function () { return stringify(registrations); };
+  I.registrations = function () { return envelope(registrations); };
 
   let box = '';
   function finish(payload) {
     if (box !== '') return;
     try {
-      box = stringify(payload);
+      box = envelope(payload);
     } catch (e) {
-      box = stringify({ state: 'unserializable', error: I.describe(e) });
+      box = envelope({ state: 'unserializable', error: describe(e) });
     }
   }
   I.poll = function () { return box; };
   I.invoke = function (name, argsJson, skillPathFallback) {
     const entry = apis.get(name);
-    if (entry === undefined) { box = stringify({ state: 'missing' }); return; }
+    if (entry === undefined) { box = envelope({ state: 'missing' }); return; }
     const mws = entry.skill.middleware.slice();
     const ctx = { name: name, skillPath: entry.skill.path || skillPathFallback, arguments: parse(argsJson) };
     const args = parse(argsJson);
@@ -84,12 +88,12 @@
       try {
         json = stringify(value);
       } catch (e) {
-        finish({ state: 'unserializable', error: I.describe(e) });
+        finish({ state: 'unserializable', error: describe(e) });
         return;
       }
       finish({ state: 'returned', json: json === undefined ? null : json });
     }, function (e) {
-      finish({ state: 'threw', error: I.describe(e) });
+      finish({ state: 'threw', error: describe(e) });
     });
   };
 })(globalThis.__skillc_internal, globalThis);

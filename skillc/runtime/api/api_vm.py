@@ -104,7 +104,14 @@ def _drive(
     args_json = json.dumps(arguments, ensure_ascii=False)
     session.call(invoke, api_name, args_json, context.skill_id)
     session.pump(lambda: bool(session.call(poll)))
-    box = json.loads(str(session.call(poll)))
+    try:
+        box = json.loads(str(session.call(poll)))
+    except (ValueError, RecursionError):
+        box = None
+    if not isinstance(box, dict) or not isinstance(box.get("state"), str):
+        # never expected (the box is the prelude's envelope); a call result, not a traceback
+        err = JsError(name="Error", message="the API VM's outcome could not be read")
+        return VmRun(state="threw", error=err, registrations=regs, console=[_console_error(err)])
     state = box["state"]
     if state == "returned":
         return VmRun(state="returned", value_json=box.get("json"), registrations=regs)

@@ -3,6 +3,10 @@
 ``content`` is required (an array of ``{type, ...}`` blocks), ``structuredContent`` and ``_meta`` are
 objects, and each of the three is at most 200 KB as JSON. A result that breaks a rule becomes an
 ``isError`` result that says which rule, so the agent sees a clear failure instead of a broken card.
+
+:func:`normalise_json` takes the JSON text the VM produced: a result nested deeper than
+:data:`~skillc.runtime.api.values.DEPTH_LIMIT` is refused before it is parsed (``RUN041``), and
+lone surrogates in any of its strings are replaced by U+FFFD (``RUN042``, a warning).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from skillc.diagnostics import Diagnostic
+from skillc.runtime.api.values import DEPTH_LIMIT, clean, json_depth, may_hold_surrogates, replaced_note, too_deep
 from skillc.runtime.contracts import AtomicApiResult
 
 PART_LIMIT = 200 * 1024
@@ -28,6 +33,31 @@ class Normalised:
 
 def _size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+
+
+def normalise_json(api: str, value_json: str | None, depth_limit: int = DEPTH_LIMIT) -> Normalised:
+    """The result from the VM's JSON text: depth bound first, then surrogates, then :func:`normalise`."""
+    if value_json is None:
+        return normalise(api, None)
+    depth = json_depth(value_json)
+    if depth > depth_limit:
+        message = f"the result of {api} is too deeply nested: {too_deep(depth, depth_limit)}"
+        diag = Diagnostic.make("RUN041", message, hint="return flatter data")
+        return Normalised(
+            AtomicApiResult.error(f"The result of {api} is too deeply nested: {too_deep(depth, depth_limit)}."), [diag]
+        )
+    try:
+        raw = json.loads(value_json)
+    except (ValueError, RecursionError):
+        raw = None
+    notes: list[Diagnostic] = []
+    if may_hold_surrogates(value_json):
+        raw, replaced = clean(raw)
+        if replaced:
+            notes.append(Diagnostic.make("RUN042", f"{api}: {replaced_note(replaced, 'the result')}"))
+    normal = normalise(api, raw)
+    normal.diagnostics[:0] = notes
+    return normal
 
 
 def normalise(api: str, raw: Any) -> Normalised:

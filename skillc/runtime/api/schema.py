@@ -1,17 +1,153 @@
-"""Arguments against inputSchema (with defaults applied) and structuredContent against outputSchema."""
+"""Arguments against inputSchema (with defaults applied) and structuredContent against outputSchema.
+
+Every regular expression of a schema (``pattern``, the keys of ``patternProperties``, and the
+``patternProperties`` that ``additionalProperties`` consults) runs on RE2, which matches in time
+linear in the input: no pattern can backtrack without bound. A pattern RE2 cannot compile
+(backreferences, lookaround) is not silently run on Python's ``re``: the check reports it
+(:attr:`SchemaCheck.unsupported`) and the call chain refuses the call (``RUN040``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
+import re2
 
 from skillc.frontend.jsonsrc import pointer
 from skillc.ir.render import copy_json
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # RE2 would print its parse errors to stderr
+
+
+@dataclass(frozen=True)
+class UnsupportedPattern:
+    """A schema pattern RE2 cannot run; ``where`` is the JSON pointer into the schema."""
+
+    where: str
+    pattern: str
+    reason: str
+
+    def __str__(self) -> str:
+        shown = f"{self.pattern!r} " if self.pattern else ""
+        return f"{self.where or '/'}: {shown}({self.reason})"
+
+
+@lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> Any:
+    """The RE2 program for ``pattern``, or the reason RE2 refuses it (a str)."""
+    try:
+        return re2.compile(pattern, options=_RE2_OPTIONS)
+    except re2.error as err:
+        raw = err.args[0] if err.args else err
+        return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    except (TypeError, ValueError, UnicodeError) as err:
+        return str(err)
+
+
+def _scalar(text: str) -> str:
+    """RE2 matches UTF-8; a lone surrogate is matched as U+FFFD (it has no UTF-8 form)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def re2_search(pattern: str, text: str) -> bool:
+    """``re.search`` on RE2; a pattern RE2 refuses never matches (the call is refused before this runs)."""
+    program = _compiled(pattern)
+    return not isinstance(program, str) and program.search(_scalar(text)) is not None
+
+
+def unsupported_patterns(schema: Any) -> list[UnsupportedPattern]:
+    """Every ``pattern`` and ``patternProperties`` key of ``schema`` that RE2 cannot compile.
+
+    Walks the schema iteratively (a schema nested thousands deep cannot overflow the stack).
+    """
+    found: list[UnsupportedPattern] = []
+    unevaluated: list[tuple[str, ...]] = []
+    has_pattern_properties = False
+    stack: list[tuple[Any, tuple[str, ...]]] = [(schema, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            if "unevaluatedProperties" in node:
+                unevaluated.append(path)
+            has_pattern_properties = has_pattern_properties or isinstance(node.get("patternProperties"), dict)
+            pat = node.get("pattern")
+            if isinstance(pat, str) and isinstance(reason := _compiled(pat), str):
+                found.append(UnsupportedPattern(pointer((*path, "pattern")), pat, reason))
+            props = node.get("patternProperties")
+            if isinstance(props, dict):
+                for key in props:
+                    if isinstance(key, str) and isinstance(reason := _compiled(key), str):
+                        found.append(UnsupportedPattern(pointer((*path, "patternProperties", key)), key, reason))
+            stack.extend((v, (*path, str(k))) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, (*path, str(i))) for i, v in enumerate(node))
+    if has_pattern_properties:
+        # jsonschema evaluates unevaluatedProperties with Python's re (no override point): refuse it
+        reason = "unevaluatedProperties with patternProperties would run the patterns on Python's re"
+        found.extend(UnsupportedPattern(pointer((*p, "unevaluatedProperties")), "", reason) for p in unevaluated)
+    return sorted(found, key=lambda u: u.where)
+
+
+def _pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if validator.is_type(instance, "string") and not re2_search(patrn, instance):
+        yield jsonschema.exceptions.ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+def _pattern_properties(validator: Any, pattern_properties: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    for patrn, subschema in pattern_properties.items():
+        for k, v in instance.items():
+            if re2_search(patrn, k):
+                yield from validator.descend(v, subschema, path=k, schema_path=patrn)
+
+
+def _additional(instance: dict[str, Any], schema: Any) -> Iterator[str]:
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    for prop in instance:
+        if prop not in properties and not any(re2_search(p, prop) for p in patterns):
+            yield prop
+
+
+def _additional_properties(validator: Any, ap: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    extras = set(_additional(instance, schema))
+    if validator.is_type(ap, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], ap, path=extra)
+    elif not ap and extras:
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield jsonschema.exceptions.ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+        else:
+            listed = ", ".join(repr(each) for each in sorted(extras, key=str))
+            verb = "was" if len(extras) == 1 else "were"
+            yield jsonschema.exceptions.ValidationError(
+                f"Additional properties are not allowed ({listed} {verb} unexpected)"
+            )
+
+
+def _linear(base: Any) -> Any:
+    """``base`` with every regular expression keyword on RE2."""
+    overrides = {"pattern": _pattern, "patternProperties": _pattern_properties}
+    if "additionalProperties" in base.VALIDATORS:
+        overrides["additionalProperties"] = _additional_properties
+    return jsonschema.validators.extend(base, overrides)
 
 
 def _with_defaults(base: Any) -> Any:
@@ -41,7 +177,8 @@ class SchemaCheck:
     """A compiled schema; build once per API (building costs far more than validating)."""
 
     def __init__(self, schema: dict[str, Any], *, fill_defaults: bool) -> None:
-        base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+        self.unsupported = unsupported_patterns(schema)
+        base = _linear(jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator))
         cls = _with_defaults(base) if fill_defaults else base
         self._validator = cls(schema)
 

@@ -14,6 +14,7 @@ host pins it). Nothing here raises on what a component does: failures come back 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import Any
 from skillc.diagnostics import Diagnostic, DiagnosticSink, Span
 from skillc.ir.component import CompiledComponent
 from skillc.ir.diff import Insert, Move, Patch, Remove, ReplaceRoot
-from skillc.ir.evaluate import CardRenderer
+from skillc.ir.evaluate import CardRenderer, RenderLimits
 from skillc.ir.events import bubbles, default_detail
 from skillc.ir.render import RenderNode, copy_json
 from skillc.ir.viewport import Viewport
@@ -38,6 +39,25 @@ from skillc.runtime.sandbox.modules import JsError, SkillCode
 
 # setData callbacks may call setData again; a card that never settles stops after this many rounds.
 MAX_CALLBACK_ROUNDS = 8
+
+
+def render_limits(config: RuntimeConfig) -> RenderLimits:
+    """The renderer's share of the runtime's card limits."""
+    return RenderLimits(
+        max_nodes=config.card_max_render_nodes,
+        max_template_expansions=config.card_max_template_expansions,
+        max_for_number=config.card_max_for_number,
+        max_data_index=config.card_max_data_index,
+    )
+
+
+def dump_data(data: dict[str, Any]) -> str:
+    """A card's data as the JSON the card table stores (and the size limit measures)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def dimensions_for(viewport: Viewport) -> Dimensions:
@@ -88,8 +108,13 @@ class Card:
         self._born = time.monotonic()
         self.host = ComponentHost(setup.binding, setup.context, setup.config, setup.storage)
         self.render_sink = DiagnosticSink()
-        self.renderer = CardRenderer(setup.component, setup.viewport, sink=self.render_sink)
+        self.renderer = CardRenderer(
+            setup.component, setup.viewport, sink=self.render_sink, limits=render_limits(setup.config)
+        )
         self.vm: ComponentVm | None = None
+        # The last data that rendered within the limits, as JSON: what the card table stores and
+        # what a card that goes over a limit goes back to. None until the first render succeeds.
+        self.data_json: str | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -121,10 +146,15 @@ class Card:
                 if err is not None:
                     self._fail(step, code, f"{self._name} threw in {where}: {self._describe(err)}", err)
                     return self._finish(step)
-            if not self._first_render(step, vm.snapshot()):
+            text = vm.snapshot_text()
+            if self._too_big(step, _utf8_size(text), "its data"):
+                return self._finish(step)
+            loaded = json.loads(text)
+            if not self._first_render(step, loaded if isinstance(loaded, dict) else {}):
                 return self._finish(step)
             self._drain(step)
-            self._check_overflow(step)
+            if step.failure is None:
+                self._check_overflow(step)
         except JsFault as fault:
             self._fault(step, fault)
         return self._finish(step)
@@ -146,6 +176,7 @@ class Card:
             vm.restore(data)
             if not self._first_render(step, data):
                 return self._finish(step)
+            self.data_json = dump_data(self.renderer.data)
             step.diagnostics.append(
                 Diagnostic.make(
                     "CMPVM014",
@@ -286,6 +317,7 @@ class Card:
             native=s.native,
             dynamic=self.binding.dynamic,
             slice_timeout_s=s.slice_timeout_s,
+            max_data_index=s.config.card_max_data_index,
         )
         self.vm = vm
         err = vm.load()
@@ -300,8 +332,36 @@ class Card:
         except Exception as exc:  # a renderer bug on odd data must become a fallback, not a crash
             self._fail(step, "CMPVM009", f"{self._name} could not be rendered: {type(exc).__name__}: {exc}", None)
             return False
+        exceeded = self.renderer.exceeded
+        if exceeded is not None:  # its diagnostic (RND005-RND008) is in the render sink
+            step.failure = f"{self._name} could not be rendered: {exceeded.message}"
+            return False
         self.content_height = self._heights.measure(self.renderer.document.root)
         return True
+
+    def _too_big(self, step: Step, size: int, what: str) -> bool:
+        """Data over card_max_data_bytes: a new card falls back, a mounted one goes back to its last data."""
+        limit = self.setup.config.card_max_data_bytes
+        if size <= limit:
+            return False
+        then = "the card falls back" if self.data_json is None else "the card keeps its last data and render"
+        message = f"{self._name}: {what} is {size} bytes as JSON, more than the limit of {limit} bytes; {then}"
+        step.diagnostics.append(Diagnostic.make("CMPVM016", message, file=self._file))
+        self._roll_back(step, message)
+        return True
+
+    def _roll_back(self, step: Step, message: str) -> None:
+        """Back to the last data that rendered within the limits (a new card has none: it fails)."""
+        if self.data_json is None:
+            step.failure = message
+            return
+        assert self.vm is not None
+        data = json.loads(self.data_json)
+        self.vm.restore(data)
+        doc = self.renderer.render(data)
+        step.patches = [ReplaceRoot(doc.root)]
+        step.data_changed = False
+        self.content_height = self._heights.measure(doc.root)
 
     def _drain(self, step: Step) -> None:
         """Take setData changes, re-render incrementally, run setData callbacks; repeat until quiet."""
@@ -313,7 +373,15 @@ class Card:
                 step.diagnostics.append(self._js_diag("CMPVM004", message, err))
             if taken.changes:
                 step.data_changed = True
+                if self._too_big(step, taken.nbytes, "a setData"):
+                    return
                 step.patches.extend(self._update(taken.changes, step))
+                exceeded = self.renderer.exceeded
+                if exceeded is not None:  # its diagnostic is in the render sink
+                    self._roll_back(step, f"{self._name} could not be rendered: {exceeded.message}")
+                    return
+                if step.failure is not None:
+                    return
             if not taken.callbacks:
                 return
             self.vm.run_callbacks()
@@ -359,6 +427,8 @@ class Card:
         self._drain(step)
 
     def _finish(self, step: Step) -> Step:
+        if step.failure is None and not self.dead and self.vm is not None and (step.data_changed or not self.data_json):
+            self._commit(step)
         actions, diags = self.host.take()
         step.actions.extend(actions)
         step.diagnostics = diags + step.diagnostics + list(self.render_sink)
@@ -367,6 +437,12 @@ class Card:
         if self.vm is not None:
             step.console.extend(self.vm.console())
         return step
+
+    def _commit(self, step: Step) -> None:
+        """Keep the data as the last good JSON, unless it has grown over the size limit."""
+        text = dump_data(self.renderer.data)
+        if not self._too_big(step, _utf8_size(text), "its data"):
+            self.data_json = text
 
     def _fail(self, step: Step, code: str, message: str, err: JsError | None) -> None:
         step.failure = message

@@ -16,6 +16,7 @@ after every event, so an evicted card (or one from before a restart) is rebuilt 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -95,6 +96,9 @@ class CardHost:
         self._code = SkillCode.of(self.package, components=True)
         manifest = self.package.manifest
         self._declared = frozenset(a.name for a in manifest.apis) if manifest else frozenset()
+        # The card table is pruned on the first call and then every card_table_prune_every calls.
+        self._calls = 0
+        self._skill_ids: set[str] = {self.runtime.skill_scope}  # the scopes this host's cards are under
 
     # -- the public surface ----------------------------------------------------------------------
 
@@ -108,6 +112,7 @@ class CardHost:
     ) -> CallOutcome:
         """One call through the whole chain; mounts the bound card or says how to fall back."""
         ctx = context or self.runtime.context(api_name)
+        await self._maybe_prune()
         api = await self.runtime.call(api_name, arguments, ctx, approver=_approver(approve))
         out = CallOutcome(api=api)
         for action in api.card_actions:  # wx.modelContext.expireAllCards in the API
@@ -131,6 +136,7 @@ class CardHost:
             out.fallback = self._fallback(result, message, path)
             return out
         card_id = self._new_id()
+        self._skill_ids.add(ctx.scope)
         setup = self._setup(card_id, path, api_name, compiled, ctx)
         executor = self._pick_thread()
         seq = await asyncio.to_thread(self.store.next_seq)
@@ -194,7 +200,7 @@ class CardHost:
     ) -> list[str]:
         """Expire the session's live-or-stored cards on these component paths (all without paths);
         ``match='latest'`` only the newest one. Returns the ids expired."""
-        records = await asyncio.to_thread(self.store.session_cards, self.package.name, session_id)
+        records = await asyncio.to_thread(self.store.session_cards, self.runtime.skill_scope, session_id)
         wanted = [_normal_path(p) for p in component_paths] if component_paths else None
         hits = [
             r
@@ -252,7 +258,8 @@ class CardHost:
         if step.failure is not None:
             step.diagnostics += card.close()
             return card, step, None
-        self.store.insert(record, card.data)
+        assert card.data_json is not None  # a mounted card has rendered within its limits
+        self.store.insert(record, card.data_json)
         return card, step, card.view(record.context.session_id)
 
     def _event_job(
@@ -271,8 +278,8 @@ class CardHost:
         return self._after(live, step, True)
 
     def _after(self, live: _Live, step: Step, with_document: bool) -> tuple[Step, CardView | None]:
-        if step.data_changed:
-            self.store.save_data(live.card.card_id, live.card.data)
+        if step.data_changed and live.card.data_json is not None:
+            self.store.save_data(live.card.card_id, live.card.data_json)
         if live.card.dead:
             step.diagnostics += live.card.close()
         return step, (live.card.view(live.record.context.session_id) if with_document else None)
@@ -319,7 +326,7 @@ class CardHost:
         if live is not None:
             return live, []
         loaded = await asyncio.to_thread(self.store.load, card_id)
-        if loaded is None or loaded[0].context.skill_id != self.package.name:
+        if loaded is None or loaded[0].context.scope != self.runtime.skill_scope:
             return None, [Diagnostic.make("CMPVM012", f"there is no card {card_id!r} for {self.package.name}")]
         record, data = loaded
         compiled, diags = self._compile(record.component_path)
@@ -380,6 +387,24 @@ class CardHost:
             reason=reason,
             component_path=path,
         )
+
+    async def _maybe_prune(self) -> None:
+        """Expired and evicted card rows: by age, then oldest first beyond the row and byte bounds."""
+        calls, self._calls = self._calls, self._calls + 1
+        config = self.runtime.config
+        if calls % config.card_table_prune_every:
+            return
+        keep = set(self._live.keys())
+        cutoff = time.time() - config.card_table_max_age_days * 86400
+        for skill_id in sorted(self._skill_ids):
+            await asyncio.to_thread(
+                self.store.prune,
+                skill_id,
+                keep=keep,
+                older_than=cutoff,
+                max_rows=config.card_table_max_rows,
+                max_bytes=config.card_table_max_bytes,
+            )
 
     def _pick_thread(self) -> ThreadPoolExecutor:
         self._turn = (self._turn + 1) % len(self._threads)

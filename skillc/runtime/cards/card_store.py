@@ -24,7 +24,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cards (
   card_id TEXT PRIMARY KEY,
   seq INTEGER NOT NULL,
-  skill_id TEXT NOT NULL,
+  skill_id TEXT NOT NULL, -- the skill scope (ApiCallContext.scope: id and folder digest)
   session_id TEXT NOT NULL,
   record TEXT NOT NULL,
   data TEXT NOT NULL
@@ -60,17 +60,18 @@ class CardStore:
         row = self._conn().execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM cards").fetchone()
         return int(row[0])
 
-    def insert(self, record: CardRecord, data: dict[str, Any]) -> None:
+    def insert(self, record: CardRecord, data: dict[str, Any] | str) -> None:
         if not record.created:
             record.created = time.time()
         c = record.context
         self._conn().execute(
             "INSERT OR REPLACE INTO cards (card_id, seq, skill_id, session_id, record, data) VALUES (?, ?, ?, ?, ?, ?)",
-            (record.card_id, record.seq, c.skill_id, c.session_id, record.model_dump_json(), _dump(data)),
+            (record.card_id, record.seq, c.scope, c.session_id, record.model_dump_json(), _text(data)),
         )
 
-    def save_data(self, card_id: str, data: dict[str, Any]) -> None:
-        self._conn().execute("UPDATE cards SET data = ? WHERE card_id = ?", (_dump(data), card_id))
+    def save_data(self, card_id: str, data: dict[str, Any] | str) -> None:
+        """``data`` as an object, or as the JSON text already made of it."""
+        self._conn().execute("UPDATE cards SET data = ? WHERE card_id = ?", (_text(data), card_id))
 
     def save_record(self, record: CardRecord) -> None:
         self._conn().execute(
@@ -94,9 +95,35 @@ class CardStore:
         )
         return [CardRecord.model_validate_json(r[0]) for r in rows]
 
+    def prune(self, skill_id: str, *, keep: set[str], older_than: float, max_rows: int, max_bytes: int) -> int:
+        """Delete the skill's expired and evicted rows (those not in ``keep``, the live cards, or
+        expired) created before ``older_than``; then, while the skill's rows are more than
+        ``max_rows`` or ``max_bytes``, the oldest of them. Returns how many rows were deleted."""
+        conn = self._conn()
+        rows = conn.execute(
+            "SELECT card_id, json_extract(record, '$.expired'), json_extract(record, '$.created'),"
+            " length(CAST(data AS BLOB)) + length(CAST(record AS BLOB)) FROM cards WHERE skill_id = ? ORDER BY seq",
+            (skill_id,),
+        ).fetchall()
+        total_rows = len(rows)
+        total_bytes = sum(int(r[3] or 0) for r in rows)
+        doomed: list[str] = []
+        for card_id, expired, created, size in rows:  # oldest first
+            if card_id in keep and not expired:
+                continue
+            old = float(created or 0) < older_than
+            if old or total_rows > max_rows or total_bytes > max_bytes:
+                doomed.append(card_id)
+                total_rows -= 1
+                total_bytes -= int(size or 0)
+        for i in range(0, len(doomed), 500):
+            chunk = doomed[i : i + 500]
+            conn.execute(f"DELETE FROM cards WHERE card_id IN ({','.join('?' * len(chunk))})", chunk)
+        return len(doomed)
 
-def _dump(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+def _text(data: dict[str, Any] | str) -> str:
+    return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 K = TypeVar("K")
@@ -129,6 +156,9 @@ class Lru(Generic[K, V]):
 
     def values(self) -> list[V]:
         return list(self._items.values())
+
+    def keys(self) -> list[K]:
+        return list(self._items.keys())
 
     def __len__(self) -> int:
         return len(self._items)

@@ -70,6 +70,9 @@ class ComponentHost(ApiHost):
     def __init__(self, binding: CardBinding, context: ApiCallContext, config: RuntimeConfig, storage: Storage) -> None:
         self.binding = binding
         self.actions: list[ComponentAction] = []
+        self._max_actions = config.card_max_actions
+        self._spent = 0  # actions (and follow-up api/calls) since the last take
+        self._capped = False
         super().__init__(context, config, storage)
 
     def serves(self, call: HostCall) -> bool:
@@ -83,7 +86,24 @@ class ComponentHost(ApiHost):
     def take(self) -> tuple[list[ComponentAction], list[Any]]:
         actions, diags = self.actions, self.diagnostics
         self.actions, self.diagnostics = [], []
+        self._spent, self._capped = 0, False
         return actions, diags
+
+    def _add(self, action: ComponentAction, what: str, cost: int = 1) -> HostReply:
+        """Record an action unless this event has used up card_max_actions (a follow-up message
+        costs one more per api/call block: the host runs each of them)."""
+        if self._spent + cost > self._max_actions:
+            message = (
+                f"{what}: this event's actions would number {self._spent + cost}, more than the limit of "
+                f"{self._max_actions} (card_max_actions); the action was dropped"
+            )
+            if not self._capped:  # once per event: a loop of 10 000 calls gives one diagnostic
+                self._capped = True
+                self.diagnostics.append(Diagnostic.make("CMPVM017", message, file=self.binding.component_path + ".js"))
+            return HostReply.fail(message)
+        self._spent += cost
+        self.actions.append(action)
+        return HostReply.done()
 
     # -- getContext(this) ----------------------------------------------------------------------
 
@@ -109,17 +129,16 @@ class ComponentHost(ApiHost):
                 return self._refuse(
                     "CMPVM006", f'sendFollowUpMessage: api/call names "{call.name}", which mcp.json does not declare'
                 )
-        self.actions.append(action)
-        return HostReply.done()
+        return self._add(action, "sendFollowUpMessage", 1 + len(action.api_calls()))
 
     def _reapply(self, a: ReapplyArgs) -> HostReply:
         arguments = a.arguments
         if not isinstance(arguments, dict):
             return self._refuse("CMPVM013", "reapplyApiCall: arguments must be an object")
-        self.actions.append(
-            ApiCallAction(card_id=self.binding.card_id, name=self.binding.api_name, arguments=arguments)
+        return self._add(
+            ApiCallAction(card_id=self.binding.card_id, name=self.binding.api_name, arguments=arguments),
+            "reapplyApiCall",
         )
-        return HostReply.done()
 
     def _update_model_context(self, a: ContentArgs) -> HostReply:
         if not isinstance(a.content, list):
@@ -129,20 +148,22 @@ class ComponentHost(ApiHost):
     # -- getViewContext(this) ------------------------------------------------------------------
 
     def _expire_previous(self, a: ExpireArgs) -> HostReply:
-        self.actions.append(
-            ExpirePreviousCards(card_id=self.binding.card_id, component_paths=a.componentPaths, match=a.match)
+        return self._add(
+            ExpirePreviousCards(card_id=self.binding.card_id, component_paths=a.componentPaths, match=a.match),
+            "expirePreviousCards",
         )
-        return HostReply.done()
 
     def _expire_all(self, a: ExpireArgs) -> HostReply:
-        self.actions.append(ExpireAllCards(card_id=self.binding.card_id, component_paths=a.paths, match=a.match))
-        return HostReply.done()
+        return self._add(
+            ExpireAllCards(card_id=self.binding.card_id, component_paths=a.paths, match=a.match), "expireAllCards"
+        )
 
     def _set_related_page(self, a: PageArgs) -> HostReply:
         if a.path is None and a.query is None:
             return self._refuse("CMPVM013", "setRelatedPage: give a path, a query or both")
-        self.actions.append(SetRelatedPage(card_id=self.binding.card_id, path=a.path, query=_query_text(a.query)))
-        return HostReply.done()
+        return self._add(
+            SetRelatedPage(card_id=self.binding.card_id, path=a.path, query=_query_text(a.query)), "setRelatedPage"
+        )
 
     def _open_detail_page(self, a: PageArgs) -> HostReply:
         url = a.url
@@ -151,12 +172,10 @@ class ComponentHost(ApiHost):
             url = a.path + (f"?{query}" if query else "")
         if not url:
             return self._refuse("CMPVM013", "openDetailPage: url is required ({url: '/pages/detail/detail?id=1'})")
-        self.actions.append(OpenDetailPage(card_id=self.binding.card_id, url=url))
-        return HostReply.done()
+        return self._add(OpenDetailPage(card_id=self.binding.card_id, url=url), "openDetailPage")
 
     def _trigger(self, a: TriggerArgs) -> HostReply:
-        self.actions.append(TriggerEvent(card_id=self.binding.card_id, name=a.name, detail=a.detail))
-        return HostReply.done()
+        return self._add(TriggerEvent(card_id=self.binding.card_id, name=a.name, detail=a.detail), "triggerEvent")
 
     def _warn(self, a: WarnArgs) -> HostReply:
         self.diagnostics.append(Diagnostic.make(a.code, a.message, file=self.binding.component_path + ".js"))

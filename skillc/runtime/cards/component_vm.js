@@ -9,6 +9,8 @@
   const keysOf = Object.keys;
   const isArray = Array.isArray;
   const freeze = Object.freeze;
+  const apply = Reflect.apply;
+  const mapForEach = Map.prototype.forEach;
 
   const NotificationType = freeze({ Input: 'Input', Result: 'Result', Expire: 'Expire', Overflow: 'Overflow' });
   const MAX_OBSERVER_DEPTH = 16;
@@ -20,6 +22,7 @@
   let errors = []; // exceptions of async handlers and setData callbacks, as described errors
   const listeners = new Map(); // notification type -> [fn]
   let observerDepth = 0;
+  let maxIndex = 100000; // RuntimeConfig.card_max_data_index, set by bootComponent
 
   function describeAt(phase, e) {
     const d = I.describe(e);
@@ -51,6 +54,22 @@
       node = child;
     }
     node[path[path.length - 1]] = value;
+  }
+  // The first array index beyond maxIndex that setPath would write (growing an array to reach
+  // it), or -1. Checked before anything is written, so a refused key allocates nothing.
+  function indexBeyond(root, path) {
+    let node = root;
+    for (let i = 0; i < path.length; i++) {
+      const seg = path[i];
+      if (isArray(node)) {
+        const n = typeof seg === 'number' ? seg : (/^\d+$/.test(seg) ? +seg : -1);
+        if (n > maxIndex && n >= node.length) return n;
+      }
+      let child = node !== null && typeof node === 'object' ? node[seg] : undefined;
+      if (child === null || typeof child !== 'object') child = typeof path[i + 1] === 'number' ? [] : {};
+      node = child;
+    }
+    return -1;
   }
   function getPath(root, text) {
     const path = parsePath(text);
@@ -115,6 +134,14 @@
       const path = parsePath(key);
       if (path === null) {
         I.callSync('card.warn', { code: 'CMPVM007', message: 'setData: "' + key + '" is not a data path; the key is ignored' });
+        continue;
+      }
+      const beyond = indexBeyond(inst.data, path);
+      if (beyond >= 0) {
+        I.callSync('card.warn', {
+          code: 'CMPVM015',
+          message: 'setData: "' + (key.length > 100 ? key.slice(0, 100) + '...' : key) + '" names index ' + beyond + ', beyond the largest allowed index ' + maxIndex + ' (card_max_data_index); the key is ignored',
+        });
         continue;
       }
       let json = stringify(value);
@@ -197,7 +224,8 @@
     updateModelContext: modelCtx.updateModelContext,
   });
 
-  I.bootComponent = function (dynamic) {
+  I.bootComponent = function (dynamic, maxDataIndex) {
+    if (typeof maxDataIndex === 'number') maxIndex = maxDataIndex;
     const wx = I.makeWx({ network: dynamic });
     wx.modelContext.NotificationType = NotificationType;
     wx.modelContext.getContext = function () { return modelCtx; };
@@ -221,13 +249,13 @@
       }
       return '';
     } catch (e) {
-      return stringify(describeAt(phase, e));
+      return I.envelope(describeAt(phase, e));
     }
   }
 
   I.create = function () {
     if (def === null) {
-      return stringify({ name: 'Error', message: 'index.js did not call Component({...})', stack: '', at: null, phase: 'load' });
+      return I.envelope({ name: 'Error', message: 'index.js did not call Component({...})', stack: '', at: null, phase: 'load' });
     }
     return guard('created', function () {
       const data = def.data && typeof def.data === 'object' ? parse(stringify(def.data)) : {};
@@ -271,18 +299,19 @@
 
   I.event = function (handler, eventJson) {
     const fn = inst[handler];
-    if (typeof fn !== 'function') return stringify({ name: 'TypeError', message: 'the component has no method "' + handler + '"', stack: '', at: null, phase: 'missing' });
+    if (typeof fn !== 'function') return I.envelope({ name: 'TypeError', message: 'the component has no method "' + String(handler) + '"', stack: '', at: null, phase: 'missing' });
     return guard('event', function () { return fn.call(inst, parse(eventJson)); });
   };
 
   I.take = function () {
     const parts = [];
-    for (const [key, json] of pending) parts.push(['[', stringify(key), ',', json, ']'].join(''));
+    apply(mapForEach, pending, [function (json, key) { parts[parts.length] = I.join(['[', stringify(key), ',', json, ']'], ''); }]);
     pending = new Map();
     const errs = errors;
     errors = [];
-    // join, not +: QuickJS-ng builds ropes from +, and the binding cannot return a rope.
-    return ['{"changes":[', parts.join(','), '],"errors":', stringify(errs), ',"callbacks":', callbacks.length, '}'].join('');
+    // join, not +: QuickJS-ng builds ropes from +, and the binding cannot return a rope. The
+    // captured join and the envelope walker: the skill may have replaced Array.prototype.join.
+    return I.join(['{"changes":[', I.join(parts, ','), '],"errors":', I.envelope(errs), ',"callbacks":', String(callbacks.length), '}'], '');
   };
   I.runCallbacks = function () {
     const list = callbacks;

@@ -50,6 +50,7 @@ class Slice:
     changes: dict[str, Any] = field(default_factory=dict)
     errors: list[JsError] = field(default_factory=list)
     callbacks: int = 0
+    nbytes: int = 0  # the size of the changes as JSON (about: the text they crossed the bridge in)
 
 
 class ComponentVm:
@@ -64,10 +65,12 @@ class ComponentVm:
         native: bool,
         dynamic: bool,
         slice_timeout_s: float,
+        max_data_index: int = 100_000,
     ) -> None:
         self._code = code
         self._main = main
         self._dynamic = dynamic
+        self._max_index = max_data_index
         self._timeout = slice_timeout_s
         self.session = JsSession(host, limits, Deadline.after(slice_timeout_s), loop, native=native)
         self._fns: dict[str, Any] = {}
@@ -79,7 +82,7 @@ class ComponentVm:
         s = self._slice()
         boot(s, WX_JS, COMPONENT_VM_JS)
         self._fns = {name: s.pick(name) for name in _DRIVERS}
-        s.call(self._fns["bootComponent"], self._dynamic)
+        s.call(self._fns["bootComponent"], self._dynamic, self._max_index)
         s.seal()
         error = define_modules(s, self._code, self._fns["defineModule"], self._fns["defineJson"])
         if error is not None:
@@ -109,17 +112,22 @@ class ComponentVm:
         """Finish pending host calls (not sleeping timers), then take the queued setData changes."""
         s = self.session
         s.pump_idle(blocking)
-        raw = json.loads(str(s.call(self._fns["take"])))
+        text = str(s.call(self._fns["take"]))
+        raw = json.loads(text)
         changes = {str(k): v for k, v in raw["changes"]}
         errors = [self._fault_or(JsError.from_js(e)) for e in raw["errors"]]
-        return Slice(changes, errors, int(raw["callbacks"]))
+        return Slice(changes, errors, int(raw["callbacks"]), _utf8_size(text) if changes else 0)
 
     def run_callbacks(self) -> None:
         self._slice().call(self._fns["runCallbacks"])
 
     def snapshot(self) -> dict[str, Any]:
-        value = json.loads(str(self._slice().call(self._fns["snapshot"])))
+        value = json.loads(self.snapshot_text())
         return value if isinstance(value, dict) else {}
+
+    def snapshot_text(self) -> str:
+        """The instance's data as the JSON text JavaScript made of it."""
+        return str(self._slice().call(self._fns["snapshot"]))
 
     def restore(self, data: dict[str, Any]) -> None:
         self._slice().call(self._fns["restore"], json.dumps(data, ensure_ascii=False))
@@ -161,3 +169,7 @@ class ComponentVm:
         if err.fault != "error":
             raise JsFault(err.fault, err.headline)
         return err
+
+
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))

@@ -236,3 +236,82 @@ def _select(root: RenderNode, sel: NodeSelector, event: str) -> RenderNode | Non
 
 def _dataset_text(dataset: dict[str, Any]) -> str:
     return "".join(f"[{k}={v}]" for k, v in dataset.items())
+
+
+_STEP_KINDS: tuple[tuple[str, type[_Step]], ...] = (
+    ("call", CallStep),
+    ("tap", TapStep),
+    ("follow", FollowStep),
+    ("expire", ExpireStep),
+)
+
+
+def _first_error(model: type[BaseModel], value: Any) -> tuple[tuple[str | int, ...], str] | None:
+    from pydantic import ValidationError
+
+    try:
+        model.model_validate(value)
+    except ValidationError as err:
+        first = err.errors(include_url=False)[0]
+        loc = tuple(p for p in first["loc"] if isinstance(p, (str, int)))
+        what = first["msg"]
+        if first["type"] == "extra_forbidden":
+            what = f"unknown key {loc[-1]!r}" if loc else "unknown key"
+        elif first["type"] == "missing":
+            what = f"missing key {loc[-1]!r}" if loc else "a key is missing"
+        return loc, what
+    return None
+
+
+def load_flow(text: str, file: str) -> tuple[FlowScript | None, list[Diagnostic]]:
+    """Parse a flow script; every problem is a ``RUN043`` diagnostic at its line and column.
+
+    Each step is checked against the one step kind its key names (``call``, ``tap``, ``follow``,
+    ``expire``), so a typo names the key instead of listing what every kind would have wanted.
+    """
+    from skillc.diagnostics import DiagnosticSink
+    from skillc.frontend.jsonsrc import JArray, JObject, nearest_span, parse_json, pointer
+
+    sink = DiagnosticSink()
+    root = parse_json(text, file, sink)
+    diags = [d for d in sink if d.severity == Severity.ERROR]
+    if root is None or diags:
+        return None, diags or [Diagnostic.make("RUN043", "the flow script is not JSON", file=file)]
+
+    def problem(path: tuple[str | int, ...], message: str, *, key: bool = False) -> Diagnostic:
+        where = pointer(path) or "/"
+        span = nearest_span(root, path, key=key)
+        return Diagnostic.make("RUN043", f"flow script {where}: {message}", file=file, span=span)
+
+    if not isinstance(root, JObject):
+        return None, [problem((), 'expected an object {"steps": [...]}')]
+    steps = root.get("steps")
+    for member in root.members:
+        if member.key not in ("steps", "description"):
+            diags.append(problem((member.key,), f"unknown key {member.key!r} (expected steps, description)", key=True))
+    if steps is None:
+        diags.append(problem((), "missing key 'steps'"))
+    elif not isinstance(steps, JArray):
+        diags.append(problem(("steps",), "steps must be an array"))
+    else:
+        for i, step in enumerate(steps.items):
+            kinds = [k for k, _ in _STEP_KINDS if isinstance(step, JObject) and step.get(k) is not None]
+            if len(kinds) != 1:
+                have = "several of" if kinds else "none of"
+                diags.append(
+                    problem(("steps", i), f"a step needs exactly one of call, tap, follow, expire ({have} them)")
+                )
+                continue
+            model = dict(_STEP_KINDS)[kinds[0]]
+            found = _first_error(model, step.to_python())
+            if found is not None:
+                loc, what = found
+                unknown = what.startswith("unknown key")
+                diags.append(problem(("steps", i, *loc), f"{kinds[0]} step: {what}", key=unknown))
+    if not diags:
+        found = _first_error(FlowScript, root.to_python())
+        if found is not None:
+            diags.append(problem(found[0], found[1]))
+    if diags:
+        return None, diags
+    return FlowScript.model_validate(root.to_python()), []

@@ -32,7 +32,7 @@ class ApiHost:
     def __init__(self, context: ApiCallContext, config: RuntimeConfig, storage: Storage) -> None:
         self.context = context
         self.config = config
-        self.scope: StorageScope = storage.scope(context.user_did, context.merchant_did, context.skill_id)
+        self.scope: StorageScope = storage.scope(context.user_did, context.merchant_did, context.scope)
         self.card_actions: list[CardAction] = []
         self.diagnostics: list[Diagnostic] = []
         self._calls: dict[str, tuple[HostCall, Callable[[Any], Any]]] = {

@@ -101,6 +101,7 @@ def _read(package: str, name: str) -> str:
 
 
 log = logging.getLogger("skillc.runtime")
+_PAST_DEADLINE = '{"ok":false,"value":null,"error":"the deadline passed"}'
 
 PRELUDE_JS = JsFile("skillc.runtime.sandbox", "prelude.js")
 
@@ -180,6 +181,7 @@ class JsSession:
             raise JsFault(classify(error), f"the engine prelude failed: {error}")
         self._pick = ctx.get("__skillc_pick")
         self._settle = self.pick("settle")
+        self._gate = self.pick("gate")
 
     # -- scripts and driver functions ------------------------------------------------------
 
@@ -187,7 +189,14 @@ class JsSession:
         """Evaluate a script; None on success, else the error text (file names are real when native)."""
         self._check_thread()
         if self._native is not None:
-            return self._native.eval_named(source, filename)
+            gate = getattr(self, "_gate", None)  # the prelude itself runs before the gate exists
+            if gate is not None:
+                self.call(gate, False)
+            try:
+                return self._native.eval_named(source, filename)
+            finally:
+                if gate is not None:
+                    self.call(gate, True)
         try:
             self._ctx.eval(source)
         except quickjs.JSException as exc:
@@ -296,14 +305,27 @@ class JsSession:
     # -- host callables (called by JS; must never raise) -----------------------------------
 
     def _host_sync(self, name: Any, args_json: Any) -> str:
+        if self.deadline.expired():
+            # The interrupt handler is polled every few thousand instructions, and a loop of host
+            # calls runs few instructions per call: refuse, and stop the context at the next poll.
+            self.deadline.trip()
+            # The prelude spins on this answer until the interrupt; without the native handler
+            # nothing would end the spin, so that context only gets a failure.
+            return _PAST_DEADLINE if self._native is not None else HostReply.fail("deadline passed").model_dump_json()
         try:
-            reply = self._host.call_sync(str(name), json.loads(str(args_json)))
+            args = json.loads(str(args_json))
+        except ValueError:  # the prelude always sends JSON; anything else is refused, not a bug
+            return HostReply.fail("parameter error: the arguments are not JSON").model_dump_json()
+        try:
+            reply = self._host.call_sync(str(name), args)
         except Exception as err:  # a bug of ours: logged, and a plain failure for the skill
             log.exception("host call %s failed", name)
             reply = HostReply.fail(f"internal error: {type(err).__name__}")
         return reply.model_dump_json()
 
     def _host_async(self, name: Any, args_json: Any) -> int:
+        if self.deadline.expired():
+            self.deadline.trip()
         try:
             args = json.loads(str(args_json))
         except ValueError:

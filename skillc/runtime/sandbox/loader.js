@@ -64,12 +64,12 @@
   }
 
   I.runMain = function (path) {
-    if (!files.has(path)) return stringify({ name: 'Error', message: 'index.js is missing', stack: '', at: null });
+    if (!files.has(path)) return I.envelope({ name: 'Error', message: 'index.js is missing', stack: '', at: null });
     try {
       load(path);
       return '';
     } catch (e) {
-      return stringify(I.describe(e));
+      return I.envelope(I.describe(e));
     }
   };
 })(globalThis.__skillc_internal);

@@ -7,10 +7,13 @@ is an exception the skill's code threw, with where in the skill it was thrown.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+import quickjs
 from pydantic import BaseModel
 
 from skillc.frontend.package import SkillPackage
@@ -19,7 +22,8 @@ from skillc.runtime.sandbox.engine import FaultKind, JsFault, JsFile, JsSession,
 LOADER_JS = JsFile("skillc.runtime.sandbox", "loader.js")
 
 # Line 1 of every module carries this prefix, so line numbers in stack traces match the file.
-_WRAP_HEAD = "globalThis.__skillc_m = (function (exports, require, module, __filename, __dirname) {"
+_FN_HEAD = "function (exports, require, module, __filename, __dirname) {"
+_WRAP_HEAD = "globalThis.__skillc_m = (" + _FN_HEAD
 _WRAP_TAIL = "\n})"
 _FRAME = re.compile(r"\(?([^()\s]+):(\d+):(\d+)\)?\s*$")
 
@@ -30,20 +34,70 @@ class SkillCode:
 
     scripts: tuple[tuple[str, str], ...]
     json_files: tuple[tuple[str, str], ...]
+    # Files that would close the function they are wrapped in, with the error each gives instead.
+    refused: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, pkg: SkillPackage, *, components: bool = False) -> SkillCode:
         """Every .js and .json outside components/ (the API VM), or every one (a card's VM, whose
         index.js may require helpers)."""
-        scripts, data = [], []
+        scripts, data, refused = [], [], []
         for path, text in sorted(pkg.sources.items()):
             if path.startswith("components/") and not components:
                 continue
             if path.endswith(".js"):
+                if not is_module_body(text):
+                    refused.append((path, _NOT_A_BODY.format(path=path)))
                 scripts.append((path, _WRAP_HEAD + text + _WRAP_TAIL))
             elif path.endswith(".json"):
                 data.append((path, text))
-        return cls(tuple(scripts), tuple(data))
+        return cls(tuple(scripts), tuple(data), tuple(refused))
+
+
+_NOT_A_BODY = (
+    "SyntaxError: {path} is not a module body: it closes the function it is compiled into "
+    "(an unmatched '}}' at its top level)\n    at {path}:1:1"
+)
+# Runs in a bare context: ``mark`` is called by the first statement of the checked script, so an
+# exception after it means the file's own code ran while its module function was being defined.
+_CHECKER = """(function (global) {
+  const toString = Function.prototype.toString, apply = Reflect.apply, parse = JSON.parse;
+  const run = (0, eval);
+  let ran = false;
+  Object.defineProperty(global, '__skillc_mark', { value: function () { ran = true; } });
+  return function (src, expected) {
+    try { run(src); } catch (e) { return ran ? 'escaped' : 'syntax'; }
+    const f = global.__skillc_m;
+    return typeof f === 'function' && apply(toString, f, []) === parse(expected) ? 'body' : 'escaped';
+  };
+})(globalThis)"""
+
+
+@lru_cache(maxsize=4096)
+def is_module_body(text: str) -> bool:
+    """Whether ``text`` wrapped as a module function stays inside that function.
+
+    The wrapper is one string, so a file that begins with ``});`` would end the function and run
+    code of its own while it is being defined. The check runs the wrapped file in a bare context
+    (no host functions, so escaped code reaches nothing; CPU, memory and stack capped) and asks
+    whether anything ran and whether the function it defined has exactly the source of the wrapped
+    file, which no other function can have. A file that does not parse passes: the real compile
+    reports its syntax error, with its place. Cached per text, so each file is checked once per
+    process.
+    """
+    ctx = quickjs.Context()
+    ctx.set_memory_limit(32 << 20)
+    ctx.set_max_stack_size(1 << 20)
+    ctx.set_time_limit(1.0)
+    # The binding takes neither NUL nor lone surrogates; either is a string character or a syntax
+    # error, and a stand-in keeps both verdicts.
+    text = text.replace("\0", " ").encode("utf-8", "replace").decode("utf-8")
+    try:
+        check = ctx.eval(_CHECKER)
+        verdict = check("__skillc_mark();" + _WRAP_HEAD + text + _WRAP_TAIL, json.dumps(_FN_HEAD + text + "\n}"))
+    except (quickjs.JSException, ValueError):
+        return False  # the check itself was stopped (time, memory): only code that ran can do that
+    return bool(verdict != "escaped")
 
 
 def boot(session: JsSession, *files: JsFile) -> None:
@@ -57,6 +111,8 @@ def boot(session: JsSession, *files: JsFile) -> None:
 
 def define_modules(session: JsSession, code: SkillCode, define: Any, define_json: Any) -> str | None:
     """Register every module of ``code`` with the loader; the error text of the first that fails."""
+    if code.refused:
+        return code.refused[0][1]
     for path, wrapped in code.scripts:
         error = session.run_script(wrapped, path)
         if error is not None:

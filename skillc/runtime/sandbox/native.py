@@ -203,7 +203,7 @@ class NativeContext:
         lib.JS_FreeValue(jsctx, glob)
         text: Any = self._ctx.eval(
             "(function(){ const e = globalThis.__skillc_evalError; delete globalThis.__skillc_evalError;"
-            " try { return String(e) + '\\n' + ((e && e.stack) || '') } catch (_) { return 'Error' } })()"
+            " try { return [String(e), String((e && e.stack) || '')].join('\\n') } catch (_) { return 'Error' } })()"
         )
         return str(text)
 

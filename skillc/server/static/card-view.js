@@ -252,9 +252,13 @@
 
   function toolFor (apiName) { return (state.card && state.card.tools && state.card.tools[apiName]) || apiName }
 
+  // The server caps a card event's actions (RuntimeConfig.card_max_actions); the view never runs
+  // more than that many either, whatever a result says.
+  var MAX_ACTIONS = 20
+
   function runActions (actions) {
     var chain = Promise.resolve()
-    actions.forEach(function (action) {
+    actions.slice(0, MAX_ACTIONS).forEach(function (action) {
       chain = chain.then(function () { return runAction(action) })
     })
     return chain
