@@ -164,31 +164,25 @@ def _viewports(specs: tuple[str, ...]) -> tuple[Viewport, ...]:
 
 def _args_json(text: str, option: str = "--args") -> object:
     """``--args`` as JSON: bounded in depth before it is parsed (json.loads recurses)."""
-    from skillc.runtime.api.values import DEPTH_LIMIT, json_depth, too_deep
-
-    depth = json_depth(text)
-    if depth > DEPTH_LIMIT:
-        click.echo(f"skillc: error: {option} is too deeply nested: {too_deep(depth)}", err=True)
-        sys.exit(EXIT_USAGE)
-    try:
-        return json.loads(text)
-    except ValueError as err:
-        click.echo(f"skillc: error: {option} is not valid JSON: {err}", err=True)
-        sys.exit(EXIT_USAGE)
+    return _bounded_json(text, f"{option} is too deeply nested", f"{option} is not valid JSON: {{err}}")
 
 
 def _json_text(text: str, label: str) -> object:
     """A JSON data file: bounded in depth before it is parsed; a one-line error otherwise."""
+    return _bounded_json(text, f"{label} is too deeply nested", f"{label}: not JSON ({{err}})")
+
+
+def _bounded_json(text: str, too_deep_prefix: str, not_json: str) -> object:
     from skillc.runtime.api.values import DEPTH_LIMIT, json_depth, too_deep
 
     depth = json_depth(text)
     if depth > DEPTH_LIMIT:
-        click.echo(f"skillc: error: {label} is too deeply nested: {too_deep(depth)}", err=True)
+        click.echo(f"skillc: error: {too_deep_prefix}: {too_deep(depth)}", err=True)
         sys.exit(EXIT_USAGE)
     try:
         return json.loads(text)
     except ValueError as err:
-        click.echo(f"skillc: error: {label}: not JSON ({err})", err=True)
+        click.echo("skillc: error: " + not_json.format(err=err), err=True)
         sys.exit(EXIT_USAGE)
 
 

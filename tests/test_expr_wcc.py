@@ -9,7 +9,6 @@ are compiled one by one in the same node process (wcc stops at the first error).
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,8 @@ import pytest
 from skillc.diagnostics import DiagnosticSink, Severity
 from skillc.frontend.expr import Mustache, split_mustaches
 from skillc.ir.expreval import Scope, evaluate
-from skillc.ir.jsvalue import UNDEFINED, JSValue, number_to_string, to_text
+from skillc.ir.jsvalue import JSValue, to_text
+from tests.expr_expected import encode
 from tests.expr_table import DATA, ROWS, Row
 
 pytestmark = pytest.mark.node
@@ -116,26 +116,6 @@ def wcc_table(node_bin: str, peers_dir: Path, tmp_path_factory: pytest.TempPathF
     return {"accepted": results, "rejects": {int(k): v for k, v in out["rejects"].items()}}
 
 
-def _enc(v: JSValue) -> list[Any]:
-    """Our value in the runner's tagged form."""
-    if v is UNDEFINED:
-        return ["u"]
-    if v is None:
-        return ["z"]
-    if isinstance(v, bool):
-        return ["b", v]
-    if isinstance(v, int | float):
-        if isinstance(v, float) and v == 0 and math.copysign(1.0, v) < 0:
-            return ["n", "-0"]
-        return ["n", number_to_string(v)]
-    if isinstance(v, str):
-        return ["s", v]
-    if isinstance(v, list):
-        return ["a", [_enc(x) for x in v]]
-    assert isinstance(v, dict)
-    return ["o", {k: _enc(x) for k, x in v.items()}]
-
-
 @dataclass(frozen=True)
 class Ours:
     value: list[Any] | None  # tagged; None unless the content is one lone mustache
@@ -163,7 +143,7 @@ def _ours(row: Row) -> Ours:
         values.append(value)
         rendered.append(to_text(value))
     lone = len(parts) == 1 and isinstance(parts[0], Mustache)
-    value = _enc(values[0]) if lone and values else (["s", "".join(rendered)] if not lone else None)
+    value = encode(values[0]) if lone and values else (["s", "".join(rendered)] if not lone else None)
     codes = tuple((d.code, d.severity) for d in sink)
     return Ours(value, "".join(rendered), codes, parsed)
 

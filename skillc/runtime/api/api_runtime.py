@@ -75,6 +75,10 @@ def api_risk(spec: ApiSpec, config: RuntimeConfig) -> tuple[RiskLevel, str | Non
         return RiskLevel.L4, f"{spec.name}: _meta.x_skillc.risk is {raw!r}, not one of L0-L4; treated as L4"
 
 
+def _stopped(api_name: str, seconds: float) -> str:
+    return f"{api_name} did not finish within {seconds:g} s and was stopped"
+
+
 def _sentence(message: str) -> str:
     return message + "."
 
@@ -164,7 +168,7 @@ class ApiRuntime:
             chain = await asyncio.wait_for(prepared, max(deadline.remaining(), 0.001))
         except TimeoutError:
             late = _Chain(self, api_name, started)
-            return late.fail("RUN012", f"{api_name} did not finish within {seconds:g} s and was stopped")
+            return late.fail("RUN012", _stopped(api_name, seconds))
         if isinstance(chain, ApiCallOutcome):
             return chain
         if chain.risk.needs_approval:
@@ -188,8 +192,7 @@ class ApiRuntime:
                     "cannot reach; until it ends, this skill's calls run in guard processes",
                 )
             )
-            message = f"{api_name} did not finish within {seconds:g} s and was stopped"
-            return chain.fail("RUN012", message, AuditOutcome.TIMEOUT)
+            return chain.fail("RUN012", _stopped(api_name, seconds), AuditOutcome.TIMEOUT)
         except asyncio.CancelledError:
             deadline.trip()  # the worker stops at its next interrupt check instead of running on
             raise
@@ -447,7 +450,7 @@ class _Chain:
         if run.state == "threw":
             return "RUN013", f"{name} threw {what}{where}"
         if run.fault == "timeout":
-            return "RUN012", f"{name} did not finish within {deadline.seconds:g} s and was stopped"
+            return "RUN012", _stopped(name, deadline.seconds)
         if run.fault == "memory":
             limit = self.runtime.config.memory_limit >> 20
             return "RUN017", f"{name} ran out of memory (limit {limit} MB) and was stopped"

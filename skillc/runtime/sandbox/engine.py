@@ -176,6 +176,7 @@ class JsSession:
         ctx.add_callable("__skillc_host_sync", self._host_sync)
         ctx.add_callable("__skillc_host_async", self._host_async)
         ctx.add_callable("__skillc_console", self._console)
+        self._gate: Any = None  # the prelude's host gate, once the prelude has run
         error = self.run_script(PRELUDE_JS.source, PRELUDE_JS.filename)
         if error is not None:
             raise JsFault(classify(error), f"the engine prelude failed: {error}")
@@ -189,7 +190,7 @@ class JsSession:
         """Evaluate a script; None on success, else the error text (file names are real when native)."""
         self._check_thread()
         if self._native is not None:
-            gate = getattr(self, "_gate", None)  # the prelude itself runs before the gate exists
+            gate = self._gate
             if gate is not None:
                 self.call(gate, False)
             try:
