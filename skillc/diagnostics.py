@@ -163,6 +163,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("MCP022", _E, "A components[] path points at a folder that does not exist."),
     CodeInfo("MCP023", _E, "An inputSchema or outputSchema nests more than 64 levels of arrays and objects; it is not checked."),
     CodeInfo("MCP024", _E, "More APIs (500) or components (800) than a 24000-character mcp.json can hold; the rest are not checked."),
+    CodeInfo("MCP025", _W, "A schema pattern (or patternProperties key) RE2 cannot run (backreference, lookaround): calls of the API are refused (RUN040)."),
     # -- skill scripts, scanned statically (frontend/scripts.py) ------------------------
     CodeInfo("JS001", _E, "An API declared in mcp.json is never registered by index.js."),
     CodeInfo("JS002", _E, "index.js registers an API that mcp.json does not declare."),
@@ -279,6 +280,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("RUN042", _W, "Lone UTF-16 surrogates in a result, arguments, an error or the console were replaced by U+FFFD."),
     CodeInfo("RUN043", _E, "A flow script for `skillc run` is not valid: not JSON, an unknown step key or a value of the wrong type."),
     CodeInfo("RUN044", _W, "A call kept running past its deadline inside a native built-in the interrupt cannot reach; the skill's calls run in guard processes until it ends."),
+    CodeInfo("RUN045", _W, "An API called expireAllCards more than card_max_actions times in one call; the extra calls failed and were dropped."),
     # -- component VM and orchestrator (runtime/) [CMPVM###] --
     CodeInfo("CMPVM001", _E, "A component's index.js threw, failed to compile or never called Component({...}); the card falls back."),
     CodeInfo("CMPVM002", _E, "A component lifetime (created or attached) threw; the card falls back to a generic card."),
@@ -437,20 +439,25 @@ def render_text(
     else:
         lookup = sources
     out: list[str] = []
+    # Lines are split once per file: a file with thousands of diagnostics stays linear.
+    split: dict[str, list[str] | None] = {}
     for n, diag in enumerate(sort_diagnostics(diags)):
         if n:
             out.append("")  # a blank line between diagnostics keeps excerpts readable
         out.append(f"{format_location(diag, prefix)}: {diag.severity.value}[{diag.code}]: {diag.message}")
-        text = lookup(diag.file) if diag.file is not None and diag.span is not None else None
-        if text is not None and diag.span is not None:
-            out.extend(_excerpt(text, diag.span))
+        if diag.file is not None and diag.span is not None:
+            if diag.file not in split:
+                text = lookup(diag.file)
+                split[diag.file] = text.splitlines() if text is not None else None
+            lines = split[diag.file]
+            if lines is not None:
+                out.extend(_excerpt(lines, diag.span))
         if diag.hint:
             out.append(f"  = hint: {diag.hint}")
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _excerpt(text: str, span: Span) -> list[str]:
-    lines = text.splitlines()
+def _excerpt(lines: list[str], span: Span) -> list[str]:
     if not 1 <= span.line <= len(lines):
         return []
     src = lines[span.line - 1].replace("\t", " ")

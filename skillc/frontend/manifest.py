@@ -34,6 +34,7 @@ from skillc.frontend.jsonsrc import (
     pointer,
     type_name,
 )
+from skillc.frontend.patterns import unsupported_patterns
 
 MCP_JSON_LIMIT = 24000
 MCP_JSON_WARN = int(MCP_JSON_LIMIT * 0.9)
@@ -323,6 +324,17 @@ def _check_schema(root: JNode, path: tuple[PathPart, ...], schema: JsonValue, co
     meta = cls(cls.META_SCHEMA)
     errors = sorted(meta.iter_errors(schema), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if not errors:
+        for bad in unsupported_patterns(schema):
+            # WeChat's gate passes these (its engine backtracks); skillc refuses the calls (RUN040).
+            what = f"pattern {bad.pattern!r}" if bad.pattern else "keyword"
+            in_key = bad.path[-2:-1] == ("patternProperties",)
+            sink.emit(
+                "MCP025",
+                f"{path[-1]} {what} at `{bad.where}` cannot run on RE2 ({bad.reason}); calls of this API are refused",
+                file=FILE,
+                span=nearest_span(root, (*path, *bad.path), key=in_key),
+                hint="write it without backreferences or lookaround (RE2 syntax), or check the value in the API's code",
+            )
         return
     best = jsonschema.exceptions.best_match(errors)
     assert best is not None

@@ -134,6 +134,38 @@ UNSUPPORTED = {
 }
 
 
+def test_check_warns_of_every_pattern_re2_cannot_run(tmp_path: Path) -> None:
+    """WeChat's gate passes these schemas, so check does too, but it names each pattern (MCP025)."""
+    from skillc.check import check_skill
+
+    schema = _schema(
+        {"type": "string", "pattern": r"^(?=a)b$"},
+        patternProperties={r"(x)\1": {}, "^ok$": {}},
+    )
+    skill = _skill(tmp_path, schema)
+    report = check_skill(skill)
+    got = [(d.code, d.severity.value, d.message) for d in report.diagnostics]
+    assert got == [
+        (
+            "MCP025",
+            "warning",
+            "inputSchema pattern '^(?=a)b$' at `/properties/s/pattern` cannot run on RE2 "
+            "(invalid perl operator: (?=); calls of this API are refused",
+        ),
+        (
+            "MCP025",
+            "warning",
+            "inputSchema pattern '(x)\\\\1' at `/patternProperties/(x)\\1` cannot run on RE2 "
+            "(invalid escape sequence: \\1); calls of this API are refused",
+        ),
+    ]
+    # each points at its own pattern: the value, and the patternProperties key
+    text = (skill / "mcp.json").read_text(encoding="utf-8").splitlines()
+    at = [text[d.span.line - 1][d.span.column - 1 :] for d in report.diagnostics if d.span is not None]
+    assert [a[:6] for a in at] == ['"^(?=a', '"(x)\\\\']
+    assert report.counts.errors == 0
+
+
 @pytest.mark.parametrize(("schema", "listed"), list(UNSUPPORTED.values()), ids=list(UNSUPPORTED))
 def test_a_pattern_re2_cannot_run_is_refused_by_name(runtime_for: Any, schema: dict[str, Any], listed: str) -> None:
     rt = runtime_for(schema)

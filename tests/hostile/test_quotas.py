@@ -9,6 +9,7 @@ beyond a row count and a byte size, never a live card's row.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -16,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from skillc.diagnostics import DiagnosticSink
+from skillc.frontend.package import load_skill
+from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_models import (
     EventOutcome,
     ExpirePreviousCards,
@@ -23,8 +27,9 @@ from skillc.runtime.cards.card_models import (
     TextBlock,
     TriggerEvent,
 )
+from skillc.runtime.config import RuntimeConfig
 from tests.hostile.cards import Comp, Host, card_skill, codes, contained, message_of
-from tests.hostile.harness import Served, benign_skill, serve, while_attacking
+from tests.hostile.harness import Served, api, benign_skill, serve, while_attacking, write_skill
 
 SECONDS = 12.0  # unbounded, these ran for tens of seconds
 MEGABYTES = 200.0
@@ -140,6 +145,31 @@ def test_actions_at_mount_are_capped_too(h: Host) -> None:
     assert out.card is not None
     assert len(out.actions) == 20
     assert message_of(out.diagnostics, "CMPVM017") == "triggerEvent: " + CAPPED
+
+
+def test_an_api_expires_cards_at_most_card_max_actions_times_per_call(tmp_path: Path) -> None:
+    """expireAllCards in an API is bounded like a card event: 20 actions, one RUN045, the rest fail."""
+    index = (
+        "const skill = wx.modelContext.createSkill('expirer')\n"
+        "skill.registerAPI('expireMany', async () => { let failed = 0, first = ''\n"
+        "  for (let i = 0; i < 100000; i++) {\n"
+        "    try { wx.modelContext.expireAllCards({ componentPaths: ['components/a/index'] }) }\n"
+        "    catch (e) { failed++; first = first || String(e.message) } }\n"
+        "  return { content: [{ type: 'text', text: failed + ' ' + first }] } })\n"
+    )
+    skill = write_skill(tmp_path, "expirer", index, [api("expireMany")])
+    pkg = load_skill(skill, DiagnosticSink())
+    assert pkg is not None
+    runtime = ApiRuntime(pkg, RuntimeConfig(state_dir=tmp_path / "state"))
+    try:
+        outcome, seconds, peak = contained(lambda: asyncio.run(runtime.call("expireMany", {})))
+    finally:
+        runtime.close()
+    assert seconds < SECONDS and peak < MEGABYTES
+    message = "expireAllCards: more than 20 card actions in one call (card_max_actions); dropped"
+    assert outcome.result.text == f"99980 expireAllCards:fail {message}"
+    assert len(outcome.card_actions) == 20
+    assert [(d.code, d.message) for d in outcome.diagnostics] == [("RUN045", message)]
 
 
 # -- the card table -------------------------------------------------------------------------------

@@ -117,14 +117,14 @@ def test_lone_surrogates_in_a_result_become_u_fffd(runtime: ApiRuntime) -> None:
 
 
 def _console_is_clean(outcome: Any) -> None:
-    # The sandbox currently drops a console line holding a lone surrogate (its JSON parse refuses
-    # it); when it keeps the line, the call chain replaces the surrogates and says so.
-    if outcome.console:
-        assert outcome.console[0].text == 'c\ufffd {"k":"\ufffd"}'
-        assert outcome.console[0].args == ["c\ufffd", {"k": "\ufffd"}]
-        assert ("RUN042", "surrogates: 2 lone UTF-16 surrogates in the console replaced by U+FFFD") in [
-            (d.code, d.message) for d in outcome.diagnostics
-        ]
+    # The line is kept; the call chain replaces its surrogates and says so. The object was
+    # formatted by JSON.stringify, which writes a lone surrogate as an ASCII escape.
+    assert len(outcome.console) == 1
+    assert outcome.console[0].text == 'c\ufffd {"k":"\\udfff"}'
+    assert outcome.console[0].args == ["c\ufffd", {"k": "\ufffd"}]
+    assert ("RUN042", "surrogates: 3 lone UTF-16 surrogates in the console replaced by U+FFFD") in [
+        (d.code, d.message) for d in outcome.diagnostics
+    ]
 
 
 def test_console_entries_are_cleaned_by_the_call_chain() -> None:
@@ -151,7 +151,7 @@ def test_skillc_call_json_prints_valid_utf8(skill: Path, tmp_path: Path) -> None
     printed = json.loads(proc.stdout.decode("utf-8"))  # strict: raises on invalid UTF-8
     assert printed["result"] == SURROGATE_RESULT
     assert printed["diagnostics"][0]["code"] == "RUN042"
-    assert all(c["text"] == 'c\ufffd {"k":"\ufffd"}' for c in printed["console"])
+    assert [c["text"] for c in printed["console"]] == ['c\ufffd {"k":"\\udfff"}']
 
 
 def test_skillc_call_text_prints_valid_utf8(skill: Path, tmp_path: Path) -> None:

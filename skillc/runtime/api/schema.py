@@ -11,44 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
-import re2
 
 from skillc.frontend.jsonsrc import pointer
+from skillc.frontend.patterns import compiled, unsupported_patterns
 from skillc.ir.render import copy_json
-
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # RE2 would print its parse errors to stderr
-
-
-@dataclass(frozen=True)
-class UnsupportedPattern:
-    """A schema pattern RE2 cannot run; ``where`` is the JSON pointer into the schema."""
-
-    where: str
-    pattern: str
-    reason: str
-
-    def __str__(self) -> str:
-        shown = f"{self.pattern!r} " if self.pattern else ""
-        return f"{self.where or '/'}: {shown}({self.reason})"
-
-
-@lru_cache(maxsize=1024)
-def _compiled(pattern: str) -> Any:
-    """The RE2 program for ``pattern``, or the reason RE2 refuses it (a str)."""
-    try:
-        return re2.compile(pattern, options=_RE2_OPTIONS)
-    except re2.error as err:
-        raw = err.args[0] if err.args else err
-        return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-    except (TypeError, ValueError, UnicodeError) as err:
-        return str(err)
 
 
 def _scalar(text: str) -> str:
@@ -62,41 +33,8 @@ def _scalar(text: str) -> str:
 
 def re2_search(pattern: str, text: str) -> bool:
     """``re.search`` on RE2; a pattern RE2 refuses never matches (the call is refused before this runs)."""
-    program = _compiled(pattern)
+    program = compiled(pattern)
     return not isinstance(program, str) and program.search(_scalar(text)) is not None
-
-
-def unsupported_patterns(schema: Any) -> list[UnsupportedPattern]:
-    """Every ``pattern`` and ``patternProperties`` key of ``schema`` that RE2 cannot compile.
-
-    Walks the schema iteratively (a schema nested thousands deep cannot overflow the stack).
-    """
-    found: list[UnsupportedPattern] = []
-    unevaluated: list[tuple[str, ...]] = []
-    has_pattern_properties = False
-    stack: list[tuple[Any, tuple[str, ...]]] = [(schema, ())]
-    while stack:
-        node, path = stack.pop()
-        if isinstance(node, dict):
-            if "unevaluatedProperties" in node:
-                unevaluated.append(path)
-            has_pattern_properties = has_pattern_properties or isinstance(node.get("patternProperties"), dict)
-            pat = node.get("pattern")
-            if isinstance(pat, str) and isinstance(reason := _compiled(pat), str):
-                found.append(UnsupportedPattern(pointer((*path, "pattern")), pat, reason))
-            props = node.get("patternProperties")
-            if isinstance(props, dict):
-                for key in props:
-                    if isinstance(key, str) and isinstance(reason := _compiled(key), str):
-                        found.append(UnsupportedPattern(pointer((*path, "patternProperties", key)), key, reason))
-            stack.extend((v, (*path, str(k))) for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend((v, (*path, str(i))) for i, v in enumerate(node))
-    if has_pattern_properties:
-        # jsonschema evaluates unevaluatedProperties with Python's re (no override point): refuse it
-        reason = "unevaluatedProperties with patternProperties would run the patterns on Python's re"
-        found.extend(UnsupportedPattern(pointer((*p, "unevaluatedProperties")), "", reason) for p in unevaluated)
-    return sorted(found, key=lambda u: u.where)
 
 
 def _pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator[Any]:

@@ -127,6 +127,14 @@ class ApiHost:
         return HostReply(ok=True, value=self.config.app.model_dump(by_alias=True))
 
     def _expire_all(self, a: ExpireArgs) -> HostReply:
+        # The same card_max_actions bound as a card event: a loop of calls cannot grow the list
+        # (and the work the card host does with it) without limit.
+        limit = self.config.card_max_actions
+        if len(self.card_actions) >= limit:
+            message = f"expireAllCards: more than {limit} card actions in one call (card_max_actions); dropped"
+            if not any(d.code == "RUN045" for d in self.diagnostics):
+                self.diagnostics.append(Diagnostic.make("RUN045", message))
+            return HostReply.fail(message)
         self.card_actions.append(CardAction(kind="expireAllCards", component_paths=a.paths, match=a.match))
         return HostReply.done()
 

@@ -341,7 +341,9 @@ class JsSession:
             if len(self.console) >= self._limits.max_console_entries:
                 self._console_dropped += 1
                 return
-            raw = _ConsoleIn.model_validate_json(str(entry_json))
+            # json.loads, not model_validate_json: pydantic's parser refuses a lone surrogate escape,
+            # which a skill may well log; the call chain replaces those with U+FFFD (RUN042).
+            raw = _ConsoleIn.model_validate(json.loads(str(entry_json)))
             text = raw.text
             cap = self._limits.max_console_text
             args = raw.args
