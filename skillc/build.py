@@ -9,6 +9,7 @@ outputs are still on disk unchanged, is not recompiled: its recorded diagnostics
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -93,6 +94,7 @@ def build_skill(
         return None
     out = options.out_dir / pkg.name
     previous = _read_manifest(out / MANIFEST)
+    written_before = _recorded_outputs(out / MANIFEST)
     manifest: dict[str, Any] = {
         "version": MANIFEST_VERSION,
         "skillc": __version__,
@@ -114,6 +116,8 @@ def build_skill(
         builds.append(build)
     out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "utf-8")
+    now = {rel for entry in manifest["components"].values() for rel in entry.get("outputs", {})}
+    _remove_stale(out, written_before - now)
     return BuildReport(shown, out, sort_diagnostics(sink), pkg.sources, builds)
 
 
@@ -126,6 +130,47 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         return {}
     components = data.get("components")
     return components if isinstance(components, dict) else {}
+
+
+def _recorded_outputs(path: Path) -> set[str]:
+    """Every output the last manifest records, whatever skillc version wrote it: the files a
+    build may delete (it never touches a file it did not write)."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return set()
+    components = data.get("components") if isinstance(data, dict) else None
+    if not isinstance(components, dict):
+        return set()
+    found: set[str] = set()
+    for entry in components.values():
+        outputs = entry.get("outputs") if isinstance(entry, dict) else None
+        if isinstance(outputs, dict):
+            found.update(rel for rel in outputs if isinstance(rel, str))
+    return found
+
+
+def _remove_stale(out: Path, stale: set[str]) -> None:
+    """Delete outputs of an earlier build that this one did not write (another viewport, backend,
+    data file or a removed component), then the folders that left empty. A manifest entry that
+    is absolute or climbs out of ``out`` is never followed."""
+    root = out.resolve()
+    folders: set[Path] = set()
+    for rel in stale:
+        parts = Path(rel).parts
+        if not parts or Path(rel).is_absolute() or ".." in parts:
+            continue
+        target = out / rel
+        try:
+            if target.is_symlink() or not target.resolve().is_relative_to(root):
+                continue
+            target.unlink(missing_ok=True)
+        except OSError:
+            continue
+        folders.update(p for p in target.parents if p != out and p.is_relative_to(out))
+    for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):  # rmdir refuses a folder the user put a file in
+            folder.rmdir()
 
 
 def _data_files(pkg: SkillPackage, name: str, options: BuildOptions) -> list[tuple[str, bytes]]:

@@ -36,6 +36,8 @@ def check_skill(path: Path, display: str | None = None) -> CheckReport:
     if pkg is not None:
         _check_templates(pkg, sink)
         _check_styles(pkg, sink)
+        _check_scripts(pkg, sink)
+        _check_consistency(pkg, sink)
     return CheckReport(
         display=display if display is not None else str(path),
         name=pkg.name if pkg else path.name,
@@ -43,6 +45,38 @@ def check_skill(path: Path, display: str | None = None) -> CheckReport:
         sources=pkg.sources if pkg else {},
         package=pkg,
     )
+
+
+def _check_consistency(pkg: SkillPackage, sink: DiagnosticSink) -> None:
+    """The validator's cross-file rules (V009-V011, V017, V018) and the inferred risk levels."""
+    from skillc.frontend.consistency import Script, check_bindings, check_structured_content
+    from skillc.frontend.handoff import check_handoffs, check_related_pages
+    from skillc.frontend.risk import check_risks
+
+    if pkg.manifest is None:
+        return
+    apis = pkg.manifest.apis
+    scripts: dict[str, Script] = {}  # each file masked once for every rule
+    check_structured_content(pkg, apis, sink, scripts)
+    check_bindings(pkg, [f.dir for f in pkg.components.values()], sink)
+    check_handoffs(pkg, apis, pkg.manifest_json, pkg.project, sink, scripts)
+    check_related_pages(pkg.manifest_json, pkg.project, sink)
+    check_risks(apis, pkg.sources, pkg.code_root, pkg.manifest_json, sink, scripts)
+
+
+def _check_scripts(pkg: SkillPackage, sink: DiagnosticSink) -> None:
+    """Compile every skill .js with QuickJS (nothing runs) and find the wx APIs skillc lacks."""
+    from skillc.runtime.host.unavailable import unavailable_uses
+    from skillc.runtime.sandbox.syntax import syntax_errors
+
+    # Skill code is what index.js and the components' index.js reach (the loader's closure);
+    # the rest of the folder (cloudfunctions/, tests, drafts) never runs in a skill context.
+    for path in sorted(pkg.api_files | pkg.card_files):
+        text = pkg.sources.get(path)
+        if text is None or not path.endswith(".js"):
+            continue
+        sink.extend(syntax_errors(path, text))
+        sink.extend(unavailable_uses(path, text, card=path not in pkg.api_files))
 
 
 def _check_templates(pkg: SkillPackage, sink: DiagnosticSink) -> None:
@@ -94,6 +128,10 @@ def check_path(path: Path, display: str | None = None) -> list[CheckReport]:
             raise NotASkill(report.diagnostics[0], shown)
         return [report]
     app_root, text = project.root, project.app_json
+    if text is not None:
+        from skillc.frontend.consistency import check_app_json
+
+        check_app_json(app_root, text, sink)  # V016, V020
     app_display = shown if app_root == path else f"{shown.rstrip('/')}/{app_root.relative_to(path).as_posix()}"
     reports = [
         CheckReport(

@@ -7,18 +7,33 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
 from skillc import __version__
 from skillc.check import CheckReport, NotASkill, check_path
-from skillc.diagnostics import CATALOGUE, DiagnosticSink, catalogue_markdown, render_text, to_json_obj
+from skillc.diagnostics import (
+    CATALOGUE,
+    Diagnostic,
+    DiagnosticSink,
+    Severity,
+    catalogue_markdown,
+    render_github,
+    render_sarif,
+    render_text,
+    to_json_obj,
+)
 from skillc.frontend.package import load_skill
 from skillc.frontend.project import load_project
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from skillc.frontend.package import SkillPackage
+    from skillc.ir.render import RenderDocument
     from skillc.ir.viewport import Viewport
+    from skillc.runtime.contracts import AtomicApiResult
 
 # Commands import the phases they need when they run: `skillc --help` and `skillc check` should
 # not pay for the evaluator, the backends, QuickJS or the MCP server.
@@ -40,17 +55,67 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+# -- options shared by several commands: one definition, so names, ranges and help agree ---------
+
+# The viewport widths every command accepts (the Viewport model's own bounds).
+WIDTH_MIN, WIDTH_MAX = 1, 10000
+
+
+def _width_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option(
+        "--width", type=click.IntRange(WIDTH_MIN, WIDTH_MAX), default=375, show_default=True, help=help_text
+    )
+
+
+_color_option = click.option(
+    "--color",
+    "color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour diagnostics: auto = only on a terminal and when NO_COLOR is not set.",
+)
+
+
+def _json_alias(fmt: str, as_json: bool) -> str:
+    """``--json`` is kept as the short form of ``--format json``."""
+    return "json" if as_json else fmt
+
+
+def use_color(choice: str, stream: TextIO | None = None) -> bool:
+    """Whether to colour: --color always/never decide; auto honours NO_COLOR (https://no-color.org:
+    any non-empty value) and colours only a terminal."""
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    out = stream if stream is not None else sys.stdout
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _errors_only(diags: list[Diagnostic], quiet: bool) -> list[Diagnostic]:
+    return [d for d in diags if d.severity is Severity.ERROR] if quiet else diags
+
+
 @main.command()
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "github", "sarif"]),
     default="text",
     show_default=True,
-    help="text: compiler-style lines with source excerpts; json: one machine-readable document.",
+    help="text: compiler-style lines with source excerpts; json: one machine-readable document; "
+    "github: GitHub Actions annotations (::error file=...,line=...::message); sarif: a SARIF 2.1.0 log.",
 )
-def check(path: Path, fmt: str) -> None:
+@_color_option
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Errors only: no warnings or infos, and no summary line when nothing failed."
+)
+def check(path: Path, fmt: str, color: str, quiet: bool) -> None:
     """Check a skill folder, or every skill of a mini-program project.
 
     PATH is a skill folder (SKILL.md, mcp.json, index.js, apis/, components/), or a project
@@ -63,35 +128,56 @@ def check(path: Path, fmt: str) -> None:
     Example:
       skillc check examples/coffee-skill
       skillc check --format json examples/coffee-skill | jq '.errors'
+      skillc check --format github skills/     # in a GitHub Actions step
+      skillc check --format sarif skills/ > skillc.sarif
     """
+    from skillc import __version__
+
     try:
         reports = check_path(path, str(path))
     except NotASkill as err:
         if fmt == "json":
             doc = {"version": 1, "error": to_json_obj([err.diagnostic], prefix=err.display)[0]}
             click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        elif fmt == "github":
+            click.echo(render_github([err.diagnostic], prefix=err.display), nl=False)
+        elif fmt == "sarif":
+            click.echo(render_sarif([(err.display, [err.diagnostic])], tool_version=__version__), nl=False)
         else:
-            click.echo(render_text([err.diagnostic], prefix=err.display), err=True, nl=False)
+            paint = use_color(color, sys.stderr)
+            click.echo(render_text([err.diagnostic], prefix=err.display, color=paint), err=True, nl=False, color=paint)
         sys.exit(EXIT_USAGE)
     errors = sum(r.counts.errors for r in reports)
     warnings = sum(r.counts.warnings for r in reports)
     skills = [r for r in reports if r.is_skill]
+    status = "ok" if errors == 0 else "failed"
+    summary = (
+        f"checked {_plural(len(skills), 'skill')}: {_plural(errors, 'error')}, "
+        f"{_plural(warnings, 'warning')} ({status})"
+    )
     if fmt == "json":
-        click.echo(json.dumps(_json_report(reports), ensure_ascii=False, indent=2))
-    else:
+        click.echo(json.dumps(_json_report(reports, quiet), ensure_ascii=False, indent=2))
+    elif fmt == "sarif":
+        units = [(r.display, _errors_only(r.diagnostics, quiet)) for r in reports]
+        click.echo(render_sarif(units, tool_version=__version__), nl=False)
+    elif fmt == "github":
         for report in reports:
-            text = render_text(report.diagnostics, report.sources, prefix=report.display)
+            click.echo(render_github(_errors_only(report.diagnostics, quiet), prefix=report.display), nl=False)
+        if errors or not quiet:
+            click.echo(summary, err=True)  # stdout stays workflow commands only
+    else:
+        paint = use_color(color)
+        for report in reports:
+            shown = _errors_only(report.diagnostics, quiet)
+            text = render_text(shown, report.sources, prefix=report.display, color=paint)
             if text:
-                click.echo(text)
-        status = "ok" if errors == 0 else "failed"
-        click.echo(
-            f"checked {_plural(len(skills), 'skill')}: {_plural(errors, 'error')}, "
-            f"{_plural(warnings, 'warning')} ({status})"
-        )
+                click.echo(text, color=paint)
+        if errors or not quiet:
+            click.echo(summary)
     sys.exit(EXIT_ERRORS if errors else EXIT_OK)
 
 
-def _json_report(reports: list[CheckReport]) -> dict[str, object]:
+def _json_report(reports: list[CheckReport], quiet: bool = False) -> dict[str, object]:
     return {
         "version": 1,
         "errors": sum(r.counts.errors for r in reports),
@@ -103,7 +189,7 @@ def _json_report(reports: list[CheckReport]) -> dict[str, object]:
                 "path": r.display,
                 "errors": r.counts.errors,
                 "warnings": r.counts.warnings,
-                "diagnostics": to_json_obj(r.diagnostics, prefix=r.display),
+                "diagnostics": to_json_obj(_errors_only(r.diagnostics, quiet), prefix=r.display),
             }
             for r in reports
         ],
@@ -186,11 +272,19 @@ def _bounded_json(text: str, too_deep_prefix: str, not_json: str) -> object:
         sys.exit(EXIT_USAGE)
 
 
-def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+def _echo(text: str, *, err: bool = False, nl: bool = True, color: bool = False) -> None:
     """click.echo of text that is valid UTF-8: lone surrogates become U+FFFD (docs/security.md)."""
     from skillc.runtime.api.values import clean_text
 
-    click.echo(clean_text(text)[0], err=err, nl=nl)
+    click.echo(clean_text(text)[0], err=err, nl=nl, color=color)
+
+
+def _approve_hint(diag: Diagnostic) -> Diagnostic:
+    """The runtime's refusal of an L3/L4 call (RUN019) says how to approve it from this command."""
+    if diag.code != "RUN019":
+        return diag
+    hint = "pass --approve to approve this call as the user would"
+    return diag.model_copy(update={"hint": f"{diag.hint}; {hint}" if diag.hint else hint})
 
 
 def _skills_of(path: Path) -> list[Path]:
@@ -232,8 +326,14 @@ def _skills_of(path: Path) -> list[Path]:
     metavar="COMPONENT=FILE",
     help="Also render COMPONENT with the JSON data in FILE (repeatable).",
 )
+@_color_option
 def build(
-    path: Path, out_dir: Path, backends: tuple[str, ...], viewports: tuple[str, ...], data: tuple[str, ...]
+    path: Path,
+    out_dir: Path,
+    backends: tuple[str, ...],
+    viewports: tuple[str, ...],
+    data: tuple[str, ...],
+    color: str,
 ) -> None:
     """Compile a skill's components and render their preview data.
 
@@ -263,6 +363,7 @@ def build(
         options.data.setdefault(component, []).append(Path(file))
     skills = _skills_of(path)
     errors = 0
+    paint = use_color(color)
 
     def progress(msg: str) -> None:
         click.echo(msg, err=True)
@@ -274,9 +375,9 @@ def build(
         if report is None:
             click.echo(f"skillc: error: {shown} is not a skill folder", err=True)
             sys.exit(EXIT_USAGE)
-        text = render_text(report.diagnostics, report.sources, prefix=report.display)
+        text = render_text(report.diagnostics, report.sources, prefix=report.display, color=paint)
         if text:
-            click.echo(text)
+            click.echo(text, color=paint)
         compiled = sum(1 for c in report.components if c.status == "compiled")
         cached = sum(1 for c in report.components if c.status == "cached")
         failed = sum(1 for c in report.components if c.status == "failed")
@@ -295,22 +396,65 @@ def build(
     "--data",
     "data_file",
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
-    help="JSON object to render with [components/<COMPONENT>/preview.json].",
+    help="TEMPLATE DATA: a JSON object the WXML's {{ }} read directly (the card's `data` after "
+    "setData); the card's JavaScript does not run [components/<COMPONENT>/preview.json].",
+)
+@click.option(
+    "--result",
+    "result_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="AN API RESULT: an AtomicApiResult {content, structuredContent?, _meta?, isError?} as an API "
+    "returns it; the card's index.js runs, gets it through its Input and Result notifications, and "
+    "what it setData()s is rendered.",
+)
+@click.option(
+    "--args",
+    "args_json",
+    default=None,
+    metavar="JSON",
+    help="With --result: the API arguments the card's Input notification receives, as a JSON object [{}].",
 )
 @click.option("--backend", default="html", show_default=True, help="json, cardspec, html, or a plug-in's name.")
-@click.option("--width", type=click.IntRange(1, 10000), default=375, show_default=True, help="Viewport width in px.")
+@_width_option("Viewport width in px (750rpx).")
 @click.option("--height", type=click.IntRange(1, 100000), default=667, show_default=True, help="Viewport height.")
 @click.option("--color-scheme", type=click.Choice(["light", "dark"]), default="light", show_default=True)
 def render(
-    skill: Path, component: str, data_file: Path | None, backend: str, width: int, height: int, color_scheme: str
+    skill: Path,
+    component: str,
+    data_file: Path | None,
+    result_file: Path | None,
+    args_json: str | None,
+    backend: str,
+    width: int,
+    height: int,
+    color_scheme: str,
 ) -> None:
-    """Render one component with data and print the result.
+    """Render one component and print the result.
+
+    Two inputs, never both: --data FILE is template data (what the WXML binds, no JavaScript
+    runs); --result FILE is what an API returned, delivered to the card as at run time (created,
+    attached, then the Input and Result notifications), so the card's own code builds its data.
+    With neither, components/<COMPONENT>/preview.json is template data.
+
+    Exit status: 0 rendered, 1 the card failed (compile errors, its JavaScript threw),
+    2 usage error (bad file, not a skill, no such component).
 
     \b
     Example:
       skillc render examples/coffee-skill drink-list --backend json
+      skillc render examples/coffee-skill drink-list --result search-result.json
       skillc render examples/coffee-skill payment-result --data paid.json --width 414 --color-scheme dark
     """
+    if data_file is not None and result_file is not None:
+        click.echo(
+            "skillc: error: --data and --result cannot be used together: --data is template data, "
+            "--result is an API result the card's JavaScript turns into data; give one",
+            err=True,
+        )
+        sys.exit(EXIT_USAGE)
+    if args_json is not None and result_file is None:
+        click.echo("skillc: error: --args is the Input of a card rendered from --result; give --result too", err=True)
+        sys.exit(EXIT_USAGE)
     from skillc.backends.base import RenderOptions
     from skillc.backends.registry import find_backend
     from skillc.ir.component import compile_component
@@ -332,7 +476,8 @@ def render(
         sys.exit(EXIT_USAGE)
     local = DiagnosticSink()
     compiled = compile_component(pkg, component, local)
-    values: object = {}
+    values: object = {}  # with --result the card's JavaScript makes its data, and preview.json is not read
+    preview = f"components/{component}/preview.json"
     if data_file is not None:
         try:
             data_text = data_file.read_text("utf-8")
@@ -340,8 +485,8 @@ def render(
             click.echo(f"skillc: error: {data_file}: cannot be read ({err})", err=True)
             sys.exit(EXIT_USAGE)
         values = _json_text(data_text, str(data_file))
-    elif f"components/{component}/preview.json" in pkg.sources:
-        values = _json_text(pkg.sources[f"components/{component}/preview.json"], f"components/{component}/preview.json")
+    elif result_file is None and preview in pkg.sources:
+        values = _json_text(pkg.sources[preview], preview)
     if not isinstance(values, dict):
         click.echo("skillc: error: the data must be a JSON object", err=True)
         sys.exit(EXIT_USAGE)
@@ -349,12 +494,157 @@ def render(
         click.echo(render_text(local, pkg.sources, prefix=str(skill)), err=True, nl=False)
         sys.exit(EXIT_ERRORS)
     viewport = Viewport(width=width, height=height, color_scheme=color_scheme)  # type: ignore[arg-type]
+    if result_file is not None:
+        api_result = _read_result(result_file)
+        arguments = _args_json(args_json, "--args") if args_json is not None else {}
+        if not isinstance(arguments, dict):
+            click.echo("skillc: error: --args must be a JSON object", err=True)
+            sys.exit(EXIT_USAGE)
+        mounted, card_diags = _mount_result(pkg, component, api_result, arguments, viewport)
+        shown = render_text(card_diags, pkg.sources, prefix=str(skill))
+        if shown:
+            click.echo(shown, err=True, nl=False)
+        if mounted is None:
+            click.echo(f"skillc: error: {component} could not be shown from {result_file}", err=True)
+            sys.exit(EXIT_ERRORS)
+        out = chosen.render(mounted, options=RenderOptions(title=f"{pkg.name} / {component}"))
+        click.echo(out, nl=not out.endswith("\n"))
+        return
     doc = CardRenderer(compiled, viewport, sink=local).render(values)
     warnings = render_text(local, pkg.sources, prefix=str(skill))
     if warnings:
         click.echo(warnings, err=True, nl=False)
     out = chosen.render(doc, options=RenderOptions(title=f"{pkg.name} / {component}"))
     click.echo(out, nl=not out.endswith("\n"))
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+_RESULT_FIELDS = ("isError", "content", "structuredContent", "_meta", "handoff", "apiCalls")
+
+
+def _result_problem(raw: object) -> str | None:
+    """What keeps ``raw`` from being an AtomicApiResult, naming the field; None when it is one."""
+    if not isinstance(raw, dict):
+        return f"expected a JSON object {{content, structuredContent?, _meta?, isError?}}, got {_json_kind(raw)}"
+    if "content" not in raw:
+        problem = 'the field "content" is missing (an array of {"type": "text", "text": ...} blocks)'
+        if not any(key in raw for key in _RESULT_FIELDS):
+            problem += "; this looks like template data: render it with --data"
+        return problem
+    content = raw["content"]
+    if not isinstance(content, list):
+        return f'the field "content" must be an array, got {_json_kind(content)}'
+    for i, block in enumerate(content):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return f'the field "content[{i}]" must be an object with a string "type"'
+        if block["type"] == "text" and not isinstance(block.get("text"), str):
+            return f'the field "content[{i}].text" must be a string'
+    for key in ("structuredContent", "_meta"):
+        if raw.get(key) is not None and not isinstance(raw[key], dict):
+            return f'the field "{key}" must be an object, got {_json_kind(raw[key])}'
+    if "isError" in raw and not isinstance(raw["isError"], bool):
+        return f'the field "isError" must be true or false, got {_json_kind(raw["isError"])}'
+    unknown = [key for key in raw if key not in _RESULT_FIELDS]
+    if unknown:
+        return f'unknown field "{unknown[0]}" (an AtomicApiResult has isError, content, structuredContent, _meta)'
+    return None
+
+
+def _read_result(path: Path) -> AtomicApiResult:
+    """``render --result FILE``: the file as an AtomicApiResult, or a one-line usage error naming the field."""
+    from skillc.runtime.api.result import normalise
+    from skillc.runtime.contracts import AtomicApiResult
+
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        click.echo(f"skillc: error: {path}: cannot be read ({_one_line(err)})", err=True)
+        sys.exit(EXIT_USAGE)
+    raw = _json_text(text, str(path))
+    problem = _result_problem(raw)
+    if problem is None:
+        # The runtime's own rules (200 KB per part) apply to a recorded result as to a returned one.
+        checked = normalise(str(path), raw)
+        problem = checked.diagnostics[0].message if checked.diagnostics else None
+    if problem is not None:
+        click.echo(f"skillc: error: {path} is not an AtomicApiResult: {problem}", err=True)
+        sys.exit(EXIT_USAGE)
+    return AtomicApiResult.model_validate(raw)
+
+
+def _mount_result(
+    pkg: SkillPackage,
+    component: str,
+    result: AtomicApiResult,
+    arguments: dict[str, Any],
+    viewport: Viewport,
+) -> tuple[RenderDocument | None, list[Diagnostic]]:
+    """Mount the card the way a call of its API would, with ``result`` standing in for the call:
+    the card host compiles it, runs its index.js (created, attached, Input, Result) and renders
+    the data the card set. Returns the document, or None when the card fell back."""
+    import asyncio
+    import tempfile
+
+    from skillc.runtime.api.api_runtime import ApiRuntime
+    from skillc.runtime.cards.card_host import CardHost
+    from skillc.runtime.cards.card_models import CallOutcome
+    from skillc.runtime.config import RuntimeConfig
+    from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome
+
+    path = f"components/{component}/index"
+    apis = pkg.manifest.apis if pkg.manifest else []
+    api = next((a.name for a in apis if a.component_path == path), None)
+    if api is None:
+        click.echo(
+            f"skillc: error: no API in mcp.json shows {path} (_meta.ui.componentPath), so no result "
+            "reaches it; render it with --data",
+            err=True,
+        )
+        sys.exit(EXIT_USAGE)
+    if result.is_error:
+        click.echo("skillc: error: the result has isError: true; WeChat shows no card for an error result", err=True)
+        sys.exit(EXIT_ERRORS)
+
+    class Recorded(ApiRuntime):
+        """Every call returns the recorded result; everything after the call is the real card host."""
+
+        async def call(
+            self,
+            api_name: str,
+            arguments: Any = None,
+            context: ApiCallContext | None = None,
+            *,
+            timeout_s: float | None = None,
+            approver: Any = None,
+        ) -> ApiCallOutcome:
+            return ApiCallOutcome(api_name=api_name, result=result)
+
+    async def mount(runtime: ApiRuntime) -> CallOutcome:
+        host = CardHost(runtime, viewport=viewport, card_ids=lambda: "card-1")
+        try:
+            return await host.call(api, arguments, runtime.context(api, arguments))
+        finally:
+            await host.close()
+
+    with tempfile.TemporaryDirectory(prefix="skillc-render-") as tmp:
+        runtime = Recorded(pkg, RuntimeConfig(state_dir=Path(tmp)))
+        try:
+            outcome = asyncio.run(mount(runtime))
+        finally:
+            runtime.close()
+    diags = [*runtime.diagnostics, *outcome.api.diagnostics, *outcome.diagnostics]
+    return (outcome.card.document if outcome.card is not None else None), diags
 
 
 _SCHEMAS = ("render-ir", "patches")
@@ -401,7 +691,17 @@ def schema(name: str) -> None:
     default=None,
     help="Where storage and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the whole outcome as JSON (result, console, audit).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: the result, console and diagnostics for a reader; json: the whole outcome "
+    "(result, console, diagnostics, audit).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@_color_option
 def call(
     skill: Path,
     api: str,
@@ -412,7 +712,9 @@ def call(
     timeout_s: float | None,
     allow_hosts: tuple[str, ...],
     state_dir: Path | None,
+    fmt: str,
     as_json: bool,
+    color: str,
 ) -> None:
     """Call one atomic API of a skill, as the AI-mode runtime would, and print the result.
 
@@ -420,12 +722,13 @@ def call(
     against the API's inputSchema (defaults filled in); APIs at risk level L3/L4 need --approve;
     L2+ calls are written to the audit log. Prints the AtomicApiResult and the captured console.
 
-    Exit status: 0 result ok, 1 isError result, 2 usage error or not a skill.
+    Exit status: 0 result ok, 1 isError result, 2 usage error (not a skill, an API mcp.json
+    does not declare, bad --args).
 
     \b
     Example:
       skillc call examples/coffee-skill searchDrinks --args '{"keyword": "latte"}'
-      skillc call examples/coffee-skill confirmOrder --args '{"drinkId": "d01"}' --approve --json
+      skillc call examples/coffee-skill confirmOrder --args '{"drinkId": "d01"}' --approve --format json
     """
     from skillc.runtime.api.api_runtime import ApiRuntime
     from skillc.runtime.api.report import render_outcome
@@ -438,6 +741,10 @@ def call(
         click.echo(render_text(sink, pkg.sources if pkg else {}, prefix=str(skill)), err=True, nl=False)
         click.echo(f"skillc: error: {skill} cannot be called: it has no usable mcp.json", err=True)
         sys.exit(EXIT_USAGE)
+    if pkg.manifest.api(api) is None:
+        names = ", ".join(a.name for a in pkg.manifest.apis) or "none"
+        click.echo(f"skillc: error: {skill} declares no API named {api!r} in mcp.json (APIs: {names})", err=True)
+        sys.exit(EXIT_USAGE)
     config = RuntimeConfig(state_dir=state_dir or default_state_dir(), allowed_hosts=allow_hosts)
     runtime = ApiRuntime(pkg, config, approver=(lambda _request: True) if approve else None)
     try:
@@ -445,10 +752,16 @@ def call(
         outcome = runtime.call_blocking(api, arguments, context, timeout_s=timeout_s)
     finally:
         runtime.close()
-    if as_json:
+    if not approve:
+        outcome.diagnostics = [_approve_hint(d) for d in outcome.diagnostics]
+    if _json_alias(fmt, as_json) == "json":
         _echo(json.dumps(outcome.wire(), ensure_ascii=False, indent=2))
     else:
-        _echo(render_outcome(outcome, pkg.sources), nl=False)
+        # The diagnostics are located at the skill (its path), not the bare file names the runtime has.
+        paint = use_color(color)
+        body = render_outcome(outcome.model_copy(update={"diagnostics": []}), pkg.sources)
+        diags = render_text(outcome.diagnostics, pkg.sources, prefix=str(skill), color=paint)
+        _echo(body + diags, nl=False, color=paint)
     code = EXIT_ERRORS if outcome.result.is_error else EXIT_OK
     if runtime.overrunning:
         # A worker still runs a native built-in past the deadline; exiting normally would join it.
@@ -467,7 +780,7 @@ def call(
     required=True,
     help="The flow: a JSON file of steps (call, tap, follow, expire); see docs/components.md.",
 )
-@click.option("--width", type=click.IntRange(200, 2000), default=375, show_default=True, help="Viewport width, px.")
+@_width_option("Viewport width in px (750rpx).")
 @click.option("--user", "user_did", default=None, help="The user DID (storage and cards are scoped by it).")
 @click.option(
     "--state-dir",
@@ -475,9 +788,23 @@ def call(
     default=None,
     help="Where storage, audit and card state live [a fresh temporary folder, so replays repeat].",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print every step as JSON (results, Render IR, patches).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: each step for a reader; json: every step with results, Render IR and patches.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 def run(
-    skill: Path, script_path: Path, width: int, user_did: str | None, state_dir: Path | None, as_json: bool
+    skill: Path,
+    script_path: Path,
+    width: int,
+    user_did: str | None,
+    state_dir: Path | None,
+    fmt: str,
+    as_json: bool,
 ) -> None:
     """Replay a scripted conversation: API calls, taps on card nodes, follow-ups, approvals.
 
@@ -538,7 +865,7 @@ def run(
 
     with tempfile.TemporaryDirectory(prefix="skillc-run-") as tmp:
         records = asyncio.run(replay(state_dir or Path(tmp)))
-    if as_json:
+    if _json_alias(fmt, as_json) == "json":
         _echo(json.dumps([r.wire() for r in records], ensure_ascii=False, indent=2))
     else:
         _echo(render_flow(records, pkg.sources), nl=False)
@@ -573,9 +900,7 @@ def run(
     help="Seconds per API call [300].",
 )
 @click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
-@click.option(
-    "--width", type=click.IntRange(1, 10000), default=375, show_default=True, help="The card width in px (750rpx)."
-)
+@_width_option("The card width in px (750rpx).")
 @click.option(
     "--dns-rebinding-protection/--no-dns-rebinding-protection",
     default=True,

@@ -111,6 +111,9 @@ class CodeInfo:
     code: str
     severity: Severity
     summary: str
+    # The official validator's rule id(s) this code corresponds to ("V002", "V012/V015"), "" when
+    # the finding is skillc's own. An official rule's failure is always an error here.
+    official: str = ""
 
 
 _E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -119,17 +122,22 @@ _E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
 _CATALOGUE: tuple[CodeInfo, ...] = (
     # -- skill package layout (frontend/package.py, frontend/project.py) --------------
     CodeInfo("SKL001", _E, "The path is not a skill folder: it does not exist or holds neither SKILL.md nor mcp.json."),
-    CodeInfo("SKL002", _E, "SKILL.md is missing from the skill folder."),
-    CodeInfo("SKL003", _E, "SKILL.md exists under another letter case; the runtime reads only the exact name."),
-    CodeInfo("SKL004", _E, "SKILL.md is larger than 16000 bytes of UTF-8."),
+    CodeInfo("SKL002", _E, "SKILL.md is missing from the skill folder.", official="V014"),
+    CodeInfo("SKL003", _E, "SKILL.md exists under another letter case; the runtime reads only the exact name.", official="V014"),
+    CodeInfo("SKL004", _E, "SKILL.md is larger than 16000 bytes of UTF-8.", official="V020"),
     CodeInfo("SKL005", _E, "A text file (SKILL.md, .js, .json, .wxml, .wxss) is not valid UTF-8."),
     CodeInfo("SKL006", _E, "mcp.json is missing from the skill folder."),
     CodeInfo("SKL007", _E, "index.js is missing from the skill folder."),
     CodeInfo("SKL008", _E, "A symbolic link points outside the skill folder; it is ignored."),
     CodeInfo("SKL009", _E, "A file could not be read."),
     CodeInfo("SKL010", _W, "SKILL.md is empty."),
+    CodeInfo("SKL011", _I, "JavaScript files no index.js reaches (cloudfunctions/, tests, tools) are not skill code; they are listed once and not checked."),
     CodeInfo("PRJ001", _E, "app.json of a mini-program project is invalid or lists no agent.skills."),
     CodeInfo("PRJ002", _E, "An agent.skills[] entry is malformed or its path is not a folder."),
+    CodeInfo("PRJ003", _E, "An agent.skills[] entry has no non-empty description; the agent picks skills by it.", official="V016"),
+    CodeInfo("PRJ004", _E, "The agent instruction file (app.json agent.instruction) is larger than 10000 bytes of UTF-8, or missing.", official="V020"),
+    CodeInfo("PRJ005", _E, "app.json lists more than 30 agent.skills.", official="V020"),
+    CodeInfo("PRJ006", _E, "The page metadata file (app.json agent.pageMetadata) is larger than 8000 bytes of UTF-8, or missing.", official="V020"),
     # -- JSON syntax (frontend/jsonsrc.py) -----------------------------------------------
     CodeInfo("JSON001", _E, "The file is not valid JSON; the position of the syntax error is shown."),
     CodeInfo("JSON002", _E, "A trailing comma before } or ]; JSON does not allow it."),
@@ -148,29 +156,42 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("MCP007", _E, 'An API has no "inputSchema" object; with no parameters use an empty object schema.'),
     CodeInfo("MCP008", _E, "inputSchema is not a valid JSON Schema."),
     CodeInfo("MCP009", _E, "outputSchema is not a valid JSON Schema."),
-    CodeInfo("MCP010", _E, "_meta.ui.componentPath names no components[] entry with exactly that path."),
-    CodeInfo("MCP011", _E, "A component folder lacks one of index.js, index.json, index.wxml, index.wxss."),
-    CodeInfo("MCP012", _E, "_meta.ui.pagePath must start with '/' and carry no query string."),
+    CodeInfo("MCP010", _E, "_meta.ui.componentPath names no components[] entry with exactly that path.", official="V012/V015"),
+    CodeInfo("MCP011", _E, "A component folder lacks one of index.js, index.json, index.wxml, index.wxss.", official="V012"),
+    CodeInfo("MCP012", _E, "_meta.ui.pagePath must start with '/' and carry no query string.", official="V017"),
     CodeInfo("MCP013", _E, "Two components[] entries have the same path."),
-    CodeInfo("MCP014", _E, "components[].relatedPage must start with '/'."),
+    CodeInfo("MCP014", _E, "components[].relatedPage must start with '/'.", official="V015"),
     CodeInfo("MCP015", _E, "components[].expirable must be a boolean."),
     CodeInfo("MCP016", _E, 'components[].permissions["scope.dynamic"].desc must be a string.'),
     CodeInfo("MCP017", _W, "A component folder is referenced by no API and no components[] entry."),
-    CodeInfo("MCP018", _E, "mcp.json is longer than 24000 characters as compact JSON without outputSchema."),
-    CodeInfo("MCP019", _W, "mcp.json uses 90 % or more of its 24000-character budget."),
+    CodeInfo("MCP018", _E, "mcp.json is longer than 24000 characters as compact JSON without outputSchema.", official="V013"),
+    CodeInfo("MCP019", _W, "mcp.json uses 90 % or more of its 24000-character budget.", official="V013"),
     CodeInfo("MCP020", _E, 'A components[] entry has no "path".'),
-    CodeInfo("MCP021", _E, "A componentPath must have the form components/<name>/index."),
-    CodeInfo("MCP022", _E, "A components[] path points at a folder that does not exist."),
+    CodeInfo("MCP021", _E, "A componentPath must have the form components/<name>/index.", official="V012"),
+    CodeInfo("MCP022", _E, "A components[] path points at a folder that does not exist.", official="V012"),
     CodeInfo("MCP023", _E, "An inputSchema or outputSchema nests more than 64 levels of arrays and objects; it is not checked."),
     CodeInfo("MCP024", _E, "More APIs (500) or components (800) than a 24000-character mcp.json can hold; the rest are not checked."),
     CodeInfo("MCP025", _W, "A schema pattern (or patternProperties key) RE2 cannot run (backreference, lookaround): calls of the API are refused (RUN040)."),
     # -- skill scripts, scanned statically (frontend/scripts.py) ------------------------
-    CodeInfo("JS001", _E, "An API declared in mcp.json is never registered by index.js."),
-    CodeInfo("JS002", _E, "index.js registers an API that mcp.json does not declare."),
-    CodeInfo("JS003", _E, "A require() path does not resolve to a file inside the skill."),
-    CodeInfo("JS004", _W, "An API handler is not declared async; the runtime awaits a promise."),
+    CodeInfo("JS001", _E, "An API declared in mcp.json is never registered by index.js.", official="V007"),
+    CodeInfo("JS002", _E, "index.js registers an API that mcp.json does not declare.", official="V007"),
+    CodeInfo("JS003", _E, "A require() path does not resolve to a file inside the skill.", official="V001/V008"),
+    CodeInfo("JS004", _E, "An API handler is not declared async; WeChat's validator fails the build (the runtime awaits a promise).", official="V002"),
     CodeInfo("JS005", _W, "An API is registered more than once; the last registration wins."),
     CodeInfo("JS006", _E, "index.js registers more APIs than mcp.json can declare (500); the rest are not checked."),
+    CodeInfo("JS007", _E, "A skill JavaScript file does not compile (QuickJS, compile only); whatever requires it fails to load."),
+    CodeInfo("JS008", _W, "Skill code uses a wx API that skillc does not provide, or that WeChat does not offer in this context (APIs or cards); the call fails with an error that names it."),
+    CodeInfo("JS009", _E, "Skill code calls getApp(); skills run in an independent subpackage, without the app instance.", official="V001"),
+    # -- consistency between manifest, API code, cards and pages (frontend/consistency.py) --
+    CodeInfo("CON001", _E, "An API returns a structuredContent key (top level of an object literal) that its outputSchema.properties lacks.", official="V009"),
+    CodeInfo("CON002", _E, "A card reads result.structuredContent.X, but its API neither returns nor declares X.", official="V010"),
+    CodeInfo("CON003", _W, "A {{ }} binding root of a card is never set in data, properties or setData (wx:for item/index names exempt).", official="V011"),
+    CodeInfo("CON004", _W, "A card's setData key is never bound in its WXML.", official="V011"),
+    CodeInfo("CON005", _E, "_meta.ui.pagePath names a page that app.json lists neither in pages nor in a subpackage.", official="V017"),
+    CodeInfo("CON006", _W, "An API declares _meta.ui.pagePath but its code returns no handoff, so the page is never opened.", official="V017"),
+    CodeInfo("CON007", _W, "A handoff query key is never read in the page's onLoad(query).", official="V018"),
+    CodeInfo("CON008", _W, "components[].relatedPage names a page that app.json lists neither in pages nor in a subpackage.", official="V015"),
+    CodeInfo("RISK001", _I, "The API's risk level was inferred from its name, description and code; pin it with _meta.x_skillc.risk."),
     # -- component folders (frontend/package.py) ----------------------------------------
     CodeInfo("CMP001", _E, 'A component\'s index.json must be an object with "component": true.'),
     # -- {{ }} expressions (frontend/expr/) [EXPR###] ----------------------------------
@@ -179,17 +200,17 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("EXPR003", _E, "A string literal in an expression is not closed on its line."),
     CodeInfo("EXPR004", _E, "Exponent (1.5e3) or hex/octal/binary (0x10) number literals; WeChat's compiler rejects them."),
     CodeInfo("EXPR005", _E, "Unary '+' (as in {{+a}}); WeChat's compiler rejects it."),
-    CodeInfo("EXPR006", _E, "A function call in an expression; WeChat renders it as empty. Compute the value in setData."),
+    CodeInfo("EXPR006", _W, "A function call in an expression; WeChat compiles it and renders it as empty (undefined). Compute the value in setData."),
     CodeInfo("EXPR007", _E, "A JavaScript operator or keyword WXML does not have (typeof, in, new, =, ??, ?., **, >>>, `...`)."),
     CodeInfo("EXPR008", _E, "An expression is nested too deeply (more than 64 levels, or a tree deeper than 200)."),
     CodeInfo("EXPR009", _E, "Member access or a call on a literal or a parenthesized expression ('ab'.length, (a).b)."),
     CodeInfo("EXPR010", _E, "A non-ASCII character where a name is expected; WeChat's compiler accepts only ASCII names."),
     CodeInfo("EXPR011", _E, "Spread '...' in an array literal; WeChat's compiler rejects it (object spread is fine)."),
     CodeInfo("EXPR012", _W, "A number with a leading zero; WeChat reads 010 as octal 8."),
-    CodeInfo("EXPR013", _W, "A backslash escape in a string literal; WeChat does not decode escapes like JavaScript."),
-    CodeInfo("EXPR014", _W, "'}}' inside an object literal; WeChat's compiler ends the mustache there. Write '} }'."),
+    CodeInfo("EXPR013", _W, "A backslash escape in a string literal; WeChat does not decode escapes like JavaScript (an error for \\' \\\" \\n in an attribute value, which wcc refuses)."),
+    CodeInfo("EXPR014", _E, "'}}' inside an object literal; WeChat's compiler ends the mustache there and refuses the file. Write '} }'."),
     CodeInfo("EXPR015", _W, "An empty {{ }}; it renders as empty text."),
-    CodeInfo("EXPR016", _E, "A number literal longer than 300 characters; it is beyond the range of a double."),
+    CodeInfo("EXPR016", _W, "A number literal longer than 300 characters; WeChat reads it as a double (Infinity past 1.8e308)."),
     # -- WXML syntax (frontend/wxml/) [WXML###] ------------------------------------------
     CodeInfo("WXML001", _E, "Unexpected character inside a tag: expected an attribute name, '>' or '/>'."),
     CodeInfo("WXML002", _E, "A close tag does not match the innermost open element; the open tag's position is shown."),
@@ -205,46 +226,54 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("WXML012", _E, "Elements are nested deeper than the parser accepts; deeper elements are dropped."),
     CodeInfo("WXML013", _E, "Too many syntax errors; the rest of the file is not checked."),
     # -- template IR and card rules (ir/lower.py) [TPL###] ---------------------------------
-    CodeInfo("TPL001", _E, "A tag that is not a card component (custom components and most built-ins are unavailable)."),
-    CodeInfo("TPL002", _W, "map, canvas or collapsible-view: allowed in cards by WeChat, but skillc cannot render it."),
-    CodeInfo("TPL003", _E, "<wxs> does not run in cards."),
-    CodeInfo("TPL004", _E, "<slot> is not supported in cards."),
-    CodeInfo("TPL005", _E, "A scroll-view in a card needs scroll-x."),
-    CodeInfo("TPL006", _E, "A scroll-view in a card scrolls horizontally only; scroll-y is not supported."),
-    CodeInfo("TPL007", _E, "button open-type is not available in cards."),
-    CodeInfo("TPL008", _E, "An event cards do not deliver: only tap, and load/error on <image>, with bind or catch."),
+    CodeInfo("TPL001", _E, "A tag that is not a card component (custom components and most built-ins are unavailable).", official="V003"),
+    CodeInfo("TPL002", _W, "map or canvas: allowed in cards by WeChat, but skillc cannot draw it (rendered as an empty box)."),
+    CodeInfo("TPL003", _E, "<wxs> does not run in cards.", official="V003"),
+    CodeInfo("TPL004", _E, "<slot> is not supported in cards.", official="V003"),
+    CodeInfo("TPL005", _E, "A scroll-view in a card needs scroll-x.", official="V003"),
+    CodeInfo("TPL006", _E, "A scroll-view with scroll-y=\"true\" (or {{true}}); cards scroll horizontally only.", official="V003"),
+    CodeInfo("TPL007", _E, "button open-type is not available in cards.", official="V003"),
+    CodeInfo("TPL008", _E, "An event cards do not deliver: only tap, and load/error on <image>, with bind or catch.", official="V003"),
     CodeInfo("TPL010", _W, "wx:for without wx:key; items are matched by position."),
     CodeInfo("TPL011", _E, "wx:elif or wx:else does not follow an element with wx:if or wx:elif."),
-    CodeInfo("TPL012", _E, "An unknown wx: directive, or a malformed wx:key, wx:for-item or wx:for-index."),
-    CodeInfo("TPL013", _E, "An <import> or <include> src that does not name a .wxml file inside the skill."),
+    CodeInfo("TPL012", _W, "An unknown wx: directive, or a malformed wx:key, wx:for-item or wx:for-index; wcc compiles and ignores it."),
+    CodeInfo("TPL013", _W, "An <import> or <include> src that does not name a .wxml file inside the skill; wcc compiles it and renders nothing for it."),
     CodeInfo("TPL014", _E, "<import> or <include> files form a cycle."),
-    CodeInfo("TPL015", _E, "<template is> names no template defined in the file or imported into it."),
-    CodeInfo("TPL016", _E, "A malformed <template>: no name or is, a duplicate name, or data that is not one {{ }} object."),
+    CodeInfo("TPL015", _W, "<template is> names no template defined in the file or imported into it; wcc renders nothing there."),
+    CodeInfo("TPL016", _W, "A malformed <template>: no name or is, or a duplicate name (the last wins, as in wcc); an error for data wcc refuses (not one {{ }})."),
     CodeInfo("TPL017", _W, "wx:if or wx:elif holds a plain string (no {{ }}), so it is always true (or false if empty)."),
     CodeInfo("TPL018", _E, "Templates and includes nest too deeply to expand."),
+    CodeInfo("TPL019", _W, "A scroll-view with a bare or data-bound scroll-y: the official rule V003 lets it pass, but cards scroll horizontally only."),
+    CodeInfo("TPL020", _E, "<import> or <include> in a card's index.wxml: the official validator (V003) fails the build; skillc still expands it.", official="V003"),
+    CodeInfo("TPL021", _E, "An <image> src in a format cards do not show (.webp, .gif, .svg, .bmp, .avif).", official="V003"),
     # -- WXSS syntax and card style rules (frontend/wxss/) [WXSS###] ---------------------
     CodeInfo("WXSS001", _E, "WXSS syntax error: a malformed rule or declaration, or a nested rule; it is skipped."),
     CodeInfo("WXSS002", _E, "A '{' (or '(' / '[') is never closed: the file ends inside the block."),
     CodeInfo("WXSS003", _E, "A quoted string or url() is not closed; the declaration is skipped."),
     CodeInfo("WXSS004", _E, "A stray '}' (or ')' / ']') closes nothing; the next rule's selector is broken."),
     CodeInfo("WXSS005", _E, "A selector cannot be parsed (empty, or an unexpected token); the selector is skipped."),
-    CodeInfo("WXSS006", _W, "A selector form cards do not support ('>', '+', '~', '*', [attr], :pseudo); it is dropped."),
-    CodeInfo("WXSS007", _W, "A property cards do not support (z-index, float, overflow, gap, animation, ...) or an unknown one; it is dropped."),
-    CodeInfo("WXSS008", _W, "A value cards do not support (position: fixed/sticky, display: grid/table/inline-flex, ...); it is dropped."),
-    CodeInfo("WXSS009", _W, "CSS variables (--name declarations, var()) are not supported in cards; the declaration is dropped."),
+    CodeInfo("WXSS006", _E, "A selector form WeChat's validator refuses ('>', '+', '~', :pseudo, ::pseudo, [attr=...]); it is dropped.", official="V006"),
+    CodeInfo("WXSS007", _E, "A property WeChat's validator refuses (z-index, float, overflow, gap, cursor, text-decoration, transition, animation, ...); it is dropped.", official="V005"),
+    CodeInfo("WXSS008", _E, "A value WeChat's validator refuses (position: fixed/sticky, display: grid/table/inline-flex/-webkit-box); it is dropped.", official="V005"),
+    CodeInfo("WXSS009", _E, "CSS variables (--name declarations, var()) are not supported in cards; the declaration is dropped.", official="V005"),
     CodeInfo("WXSS010", _W, "A length unit cards do not support (vh, pt, cm, ...); the declaration is dropped."),
-    CodeInfo("WXSS011", _W, "An at-rule cards do not support (@keyframes, @supports, ...) or one in the wrong place; it is ignored."),
+    CodeInfo("WXSS011", _E, "@keyframes: cards do not animate; the rule is ignored.", official="V005"),
     CodeInfo("WXSS012", _W, "A media query cards cannot evaluate (unknown feature, type or syntax); it never matches."),
     CodeInfo("WXSS013", _E, "An @import names a file that does not exist in the skill."),
     CodeInfo("WXSS014", _E, "An @import cycle: a file imports itself through other files; the cycle is cut."),
     CodeInfo("WXSS015", _E, "An @import path is absolute, a URL, not .wxss, or escapes the skill folder."),
     CodeInfo("WXSS016", _E, "Blocks ({ }, ( ), [ ], functions, @media) nest more than 32 levels deep; deeper blocks are dropped."),
     CodeInfo("WXSS017", _E, "A number in a value is out of range (more than 1e15 in size, as 1e999rpx); the declaration is ignored."),
+    CodeInfo("WXSS018", _W, "A selector cards cannot match that WeChat's validator lets through ('*', [attr] without a value); it is dropped."),
+    CodeInfo("WXSS019", _W, "An unknown property, or one cards do not support that no official rule names (clear, grid-*, outline, transition of opacity/transform, ...); it is dropped."),
+    CodeInfo("WXSS020", _W, "A value cards do not render that no official rule names (a dashed or dotted border, filter other than blur(), display: contents, ...); it is dropped."),
+    CodeInfo("WXSS021", _W, "An at-rule cards do not support (@supports, @page, ...) or one in the wrong place; it is ignored."),
+    CodeInfo("WXSS022", _W, "A value that is not valid CSS for its property (width: 10qq, color: #ggg, five margins, font-size: 12); it is dropped, and the previous declaration of the property applies."),
     # -- style resolution (ir/styles.py) [STY###] ------------------------------------------
     CodeInfo("STY001", _W, "A selector names a tag cards never contain (page, input, ...); the rule can never match."),
     # -- rendering, diff and backends (ir/, backends/) [RND###] -----------------------------
     CodeInfo("RND001", _W, "Two items of a wx:for have the same wx:key; the later ones are keyed by index."),
-    CodeInfo("RND002", _E, "A <template is> names a template that does not exist at render time."),
+    CodeInfo("RND002", _W, "A <template is> names a template that does not exist at render time; nothing is rendered there, as in WeChat."),
     CodeInfo("RND003", _E, "Template calls nest too deeply (a template that calls itself without end)."),
     CodeInfo("RND004", _E, "A data file for rendering is not a JSON object."),
     CodeInfo("RND005", _E, "A card renders more nodes, or walks more wx:for items, than card_max_render_nodes; a new card falls back, a mounted one keeps its last render."),
@@ -281,6 +310,8 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("RUN043", _E, "A flow script for `skillc run` is not valid: not JSON, an unknown step key or a value of the wrong type."),
     CodeInfo("RUN044", _W, "A call kept running past its deadline inside a native built-in the interrupt cannot reach; the skill's calls run in guard processes until it ends."),
     CodeInfo("RUN045", _W, "An API called expireAllCards more than card_max_actions times in one call; the extra calls failed and were dropped."),
+    CodeInfo("HND001", _E, "An API returned a handoff that is not {query, payload?, card?} (query a string or an object of scalars); it is dropped."),
+    CodeInfo("HND002", _W, "An API returned a handoff but declares no _meta.ui.pagePath; there is no page to open."),
     # -- component VM and orchestrator (runtime/) [CMPVM###] --
     CodeInfo("CMPVM001", _E, "A component's index.js threw, failed to compile or never called Component({...}); the card falls back."),
     CodeInfo("CMPVM002", _E, "A component lifetime (created or attached) threw; the card falls back to a generic card."),
@@ -303,6 +334,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("SRV001", _E, "A path given to `skillc serve` is not served: it is not a skill, or its mcp.json is unusable."),
     CodeInfo("SRV002", _E, "Two served skills have the same folder name; only the first is served."),
     CodeInfo("SRV003", _I, "Two served skills declare an API of the same name; the tool is named <skill>__<api>."),
+    CodeInfo("SRV004", _E, "A served skill's index.js cannot load (it throws or does not compile); its tools are not advertised."),
 )
 # fmt: on
 
@@ -325,13 +357,44 @@ def catalogue_markdown() -> str:
         "match on it. The severity is the default; `skillc check` exits 1 when any error is reported.",
         "This file is generated by `skillc codes --markdown`; a test keeps it in sync with the code.",
         "",
-        "| code | severity | meaning |",
-        "|---|---|---|",
+        "The official column names the rule of WeChat's validator (`validate.mjs`, V001-V021) a",
+        "code corresponds to; whatever that rule fails a build for is an error here too. Where",
+        "skillc and the official rule disagree on purpose, the notes below the table say why.",
+        "",
+        "| code | severity | official | meaning |",
+        "|---|---|---|---|",
     ]
     for info in _CATALOGUE:
         summary = info.summary.replace("|", r"\|")
-        lines.append(f"| `{info.code}` | {info.severity.value} | {summary} |")
+        official = info.official or "-"
+        lines.append(f"| `{info.code}` | {info.severity.value} | {official} | {summary} |")
+    lines += ["", *_OFFICIAL_NOTES]
     return "\n".join(lines) + "\n"
+
+
+_OFFICIAL_NOTES = (
+    "## Where skillc departs from the official rule",
+    "",
+    "- **V002** looks for `async` by the API's name, not at the function `registerAPI` receives:",
+    "  a sync handler passes when an async function of that name exists elsewhere, and a handler",
+    "  registered under another name is judged by the wrong function. skillc (`JS004`) follows the",
+    "  value handed to `registerAPI` (an inline function, a `require`d module's `module.exports`,",
+    "  a local declaration) and judges that one.",
+    "- **V009** collects every `key:` inside a `structuredContent: {...}` literal, nested objects",
+    "  included, so `{order: {id: 1}}` reports `id` as missing from `outputSchema.properties`.",
+    "  Only top-level keys name properties; skillc (`CON001`) checks those alone.",
+    "- **V011** is reported as warnings (`CON003`, `CON004`): a card's data also arrives through",
+    "  computed `setData({[key]: v})` keys and properties a static scan cannot see.",
+    "- **V018**'s level is not confirmed in v0.2.1; skillc warns (`CON007`), since a page that",
+    "  ignores a key still opens. An object `query` (v0.2.1) is accepted as well as a string (O6b).",
+    "- **V019** (O6b) writes a destructive manifest for APIs whose names or descriptions use words",
+    "  like delete, cancel, unbind, 注销; skillc writes none, but the same words make the API's",
+    "  inferred risk L3 (`RISK001`): consent before it runs and `destructiveHint` when served.",
+    "- **V015**'s page check is O6b's (v0.2.1 does not require relatedPage, and no validate.mjs",
+    "  of O6b is confirmed): skillc warns (`CON008`) when relatedPage is not a page of app.json.",
+    "- **V016**, **V020** (30 skills, the agent instruction file) and the page checks of V015,",
+    "  V017 and V018 need the mini-program project: a skill checked on its own skips them.",
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -414,13 +477,25 @@ def _join(prefix: str, file: str) -> str:
 
 
 def format_location(diag: Diagnostic, prefix: str = "") -> str:
+    """``file:line:col`` under ``prefix``; a diagnostic about no one file is located at the skill
+    (``prefix``). Without either there is nothing to name, and the location is empty."""
     if diag.file is None:
-        where = prefix.rstrip("/") if prefix else "<skill>"
+        where = prefix.rstrip("/") if prefix else ""
     else:
         where = _join(prefix, diag.file)
-    if diag.span is not None:
+    if where and diag.span is not None:
         where += f":{diag.span.line}:{diag.span.column}"
     return where
+
+
+# SGR codes, not a terminal library: diagnostics imports no phase and no CLI toolkit.
+_RESET, _BOLD = "\x1b[0m", "\x1b[1m"
+_SEVERITY_COLOUR = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
+_HINT_COLOUR = "\x1b[1;36m"
+
+
+def _paint(text: str, sgr: str, on: bool) -> str:
+    return f"{sgr}{text}{_RESET}" if on and text else text
 
 
 def render_text(
@@ -428,8 +503,13 @@ def render_text(
     sources: SourceLookup | Mapping[str, str] | None = None,
     *,
     prefix: str = "",
+    color: bool = False,
 ) -> str:
-    """Compiler-style text: ``file:line:col: severity[CODE]: message``, the line, a caret."""
+    """Compiler-style text: ``file:line:col: severity[CODE]: message``, the line, a caret.
+
+    ``color`` adds ANSI colours (severity, location, caret, hint); the caller decides when
+    (a terminal, ``NO_COLOR``, ``--color``).
+    """
     lookup: SourceLookup
     if sources is None:
         lookup = lambda _f: None  # noqa: E731
@@ -444,16 +524,24 @@ def render_text(
     for n, diag in enumerate(sort_diagnostics(diags)):
         if n:
             out.append("")  # a blank line between diagnostics keeps excerpts readable
-        out.append(f"{format_location(diag, prefix)}: {diag.severity.value}[{diag.code}]: {diag.message}")
+        sgr = _SEVERITY_COLOUR[diag.severity]
+        where = format_location(diag, prefix)
+        head = _paint(f"{where}:", _BOLD, color) + " " if where else ""
+        label = _paint(f"{diag.severity.value}[{diag.code}]", sgr, color)
+        out.append(f"{head}{label}: {diag.message}")
         if diag.file is not None and diag.span is not None:
             if diag.file not in split:
                 text = lookup(diag.file)
                 split[diag.file] = text.splitlines() if text is not None else None
             lines = split[diag.file]
             if lines is not None:
-                out.extend(_excerpt(lines, diag.span))
+                excerpt = _excerpt(lines, diag.span)
+                if excerpt and color:
+                    gutter, _, carets = excerpt[1].partition("| ")
+                    excerpt[1] = f"{gutter}| {_paint(carets, sgr, True)}"
+                out.extend(excerpt)
         if diag.hint:
-            out.append(f"  = hint: {diag.hint}")
+            out.append(f"  = {_paint('hint:', _HINT_COLOUR, color)} {diag.hint}")
     return "\n".join(out) + ("\n" if out else "")
 
 
@@ -489,3 +577,103 @@ def to_json_obj(diags: Iterable[Diagnostic], prefix: str = "") -> list[dict[str,
 
 def render_json(diags: Iterable[Diagnostic], prefix: str = "") -> str:
     return json.dumps(to_json_obj(diags, prefix), ensure_ascii=False, indent=2)
+
+
+# GitHub Actions workflow commands: https://docs.github.com/actions/reference/workflow-commands
+_GITHUB_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def _github_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _github_property(text: str) -> str:
+    return _github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(diags: Iterable[Diagnostic], prefix: str = "") -> str:
+    """One ``::error file=...,line=...,col=...,endLine=...,endColumn=...,title=CODE::message`` line
+    per diagnostic (``::warning`` / ``::notice`` for the others), for the annotations of a run."""
+    out: list[str] = []
+    for diag in sort_diagnostics(diags):
+        props: list[tuple[str, str]] = []
+        if diag.file is not None:
+            props.append(("file", _join(prefix, diag.file)))
+        elif prefix:
+            props.append(("file", prefix.rstrip("/")))
+        if diag.file is not None and diag.span is not None:
+            span = diag.span
+            # GitHub's endColumn is the last annotated column; a Span's end is exclusive.
+            end_column = span.end_column - 1 if span.end_line > span.line else max(span.end_column - 1, span.column)
+            props += [
+                ("line", str(span.line)),
+                ("col", str(span.column)),
+                ("endLine", str(span.end_line)),
+                ("endColumn", str(max(end_column, 1))),
+            ]
+        props.append(("title", diag.code))
+        message = diag.message + (f"\nhint: {diag.hint}" if diag.hint else "")
+        head = ",".join(f"{k}={_github_property(v)}" for k, v in props)
+        out.append(f"::{_GITHUB_COMMAND[diag.severity]} {head}::{_github_data(message)}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _sarif_uri(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(path.replace("\\", "/"), safe="/")
+
+
+def sarif_log(units: Iterable[tuple[str, Iterable[Diagnostic]]], *, tool_version: str) -> dict[str, object]:
+    """A SARIF 2.1.0 log: one run of skillc, every catalogue code a rule (ruleIndex is the code's
+    place in the catalogue), and one result per diagnostic of each (prefix, diagnostics) unit."""
+    index = {info.code: i for i, info in enumerate(_CATALOGUE)}
+    rules: list[dict[str, object]] = []
+    for info in _CATALOGUE:
+        rules.append(
+            {
+                "id": info.code,
+                "shortDescription": {"text": info.summary},
+                "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity]},
+            }
+        )
+    results: list[dict[str, object]] = []
+    for prefix, diags in units:
+        for diag in sort_diagnostics(diags):
+            text = diag.message + (f"\nhint: {diag.hint}" if diag.hint else "")
+            result: dict[str, object] = {
+                "ruleId": diag.code,
+                "level": _SARIF_LEVEL[diag.severity],
+                "message": {"text": text},
+            }
+            if diag.code in index:
+                result["ruleIndex"] = index[diag.code]
+            path = _join(prefix, diag.file) if diag.file is not None else prefix.rstrip("/")
+            if path:
+                physical: dict[str, object] = {"artifactLocation": {"uri": _sarif_uri(path)}}
+                if diag.file is not None and diag.span is not None:
+                    physical["region"] = {
+                        "startLine": diag.span.line,
+                        "startColumn": diag.span.column,
+                        "endLine": diag.span.end_line,
+                        "endColumn": diag.span.end_column,  # exclusive in SARIF too
+                    }
+                result["locations"] = [{"physicalLocation": physical}]
+            results.append(result)
+    driver: dict[str, object] = {"name": "skillc", "version": tool_version, "rules": rules}
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        # Columns are counted in characters (code points), as Python strings index them.
+        "runs": [{"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}],
+    }
+
+
+def render_sarif(units: Iterable[tuple[str, Iterable[Diagnostic]]], *, tool_version: str) -> str:
+    """:func:`sarif_log` as indented JSON text."""
+    log = sarif_log(units, tool_version=tool_version)
+    return json.dumps(log, ensure_ascii=False, indent=2) + "\n"

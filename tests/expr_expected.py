@@ -186,7 +186,9 @@ def ours(content: str, data: dict[str, Any]) -> tuple[list[Any] | None, str, lis
 
 # -- wcc's side -------------------------------------------------------------------------------------
 
-_RUNNER = r"""
+# The start of every node script that drives wcc: read the job, load the compiler, and enc(),
+# which tags values as JSON so undefined, NaN, Infinity and -0 survive the crossing.
+WCC_RUNNER_HEAD = r"""
 const fs = require('fs'), path = require('path'), vm = require('vm');
 const job = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const { wxmlToJs } = require(job.compiler);
@@ -201,7 +203,11 @@ function enc(v) {
   for (const k of Object.keys(v)) o[k] = enc(v[k]);
   return ['o', o];
 }
-const quiet = { log() {}, warn() {}, error() {}, info() {} };
+"""
+
+_RUNNER = (
+    WCC_RUNNER_HEAD
+    + r"""const quiet = { log() {}, warn() {}, error() {}, info() {} };
 const ctx = vm.createContext({ console: quiet, __wxAppCode__: {}, __vd_version_info__: {} });
 ctx.window = ctx;
 ctx.__code = wxmlToJs(job.root);
@@ -213,6 +219,7 @@ process.stdout.write(JSON.stringify(root.children.map((n) => ({
   text: n.children.join(''),
 }))));
 """
+)
 
 
 def _view(content: str) -> str:

@@ -457,12 +457,16 @@ _JSON = st.recursive(
 
 @st.composite
 def render_nodes(draw: st.DrawFn, depth: int = 0, prefix: str = "0") -> RenderNode:
-    kind = draw(st.sampled_from(["view", "text", "image", "button", "scroll-view", TEXT, "x-custom"]))
+    kind = draw(
+        st.sampled_from(["view", "text", "image", "button", "scroll-view", "collapsible-view", TEXT, "x-custom"])
+    )
     if kind == TEXT:
         return RenderNode(prefix, TEXT, {"text": draw(_STRINGS)})
     props: dict[str, Any] = draw(st.dictionaries(_NAMES, _JSON, max_size=2))
     if kind == "image":
         props["src"] = draw(st.one_of(st.just("https://img.example.com/a.png"), _STRINGS))
+    if kind == "button" and draw(st.booleans()):
+        props["slot"] = "button"  # the opener of an enclosing collapsible-view
     events = None
     if draw(st.booleans()):
         events = {

@@ -51,7 +51,7 @@ def test_check_json_parses() -> None:
 
 
 def test_check_exit_codes() -> None:
-    assert run("check", str(FIXTURES / "broken-skills" / "handler-not-async"))[0] == 0  # warnings only
+    assert run("check", str(FIXTURES / "broken-skills" / "component-unreferenced"))[0] == 0  # warnings only
     assert run("check", str(FIXTURES / "broken-skills" / "mcp-json-bom"))[0] == 1
     assert run("check", str(FIXTURES / "does-not-exist"))[0] == 2
     assert run("check", "--format", "yaml", str(COFFEE))[0] == 2

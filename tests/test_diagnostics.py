@@ -76,7 +76,7 @@ def test_json_rendering() -> None:
     [obj] = json.loads(render_json(sink, prefix="skill"))
     assert obj == {
         "code": "JS004",
-        "severity": "warning",
+        "severity": "error",
         "message": "not async",
         "file": "apis/a.js",
         "path": "skill/apis/a.js",

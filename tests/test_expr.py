@@ -269,7 +269,8 @@ def test_rejected_feature_reports_exact_diagnostic(
     assert [(d.code, d.message, d.span) for d in diags] == [
         (code, message, Span(line=1, column=columns[0], end_line=1, end_column=columns[1]))
     ]
-    assert diags[0].severity.value == "error"
+    # A call compiles in wcc (its value is undefined), so it is the one warning of this table.
+    assert diags[0].severity.value == ("warning" if code == "EXPR006" else "error")
     assert (expr is not None) == tree_kept
 
 

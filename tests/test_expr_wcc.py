@@ -20,28 +20,16 @@ from skillc.diagnostics import DiagnosticSink, Severity
 from skillc.frontend.expr import Mustache, split_mustaches
 from skillc.ir.expreval import Scope, evaluate
 from skillc.ir.jsvalue import JSValue, to_text
-from tests.expr_expected import encode
+from tests.expr_expected import WCC_RUNNER_HEAD, encode
 from tests.expr_table import DATA, ROWS, Row
 
 pytestmark = pytest.mark.node
 
 # Values cross from node as tagged JSON so undefined, NaN, Infinity and -0 survive.
-_RUNNER = r"""
-const fs = require('fs'), path = require('path'), vm = require('vm');
-const job = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-const { wxmlToJs } = require(job.compiler);
+_RUNNER = (
+    WCC_RUNNER_HEAD
+    + r"""
 const wcc = require(path.join(job.compiler, 'src', 'wcc.js'));
-function enc(v) {
-  if (v === undefined) return ['u'];
-  if (v === null) return ['z'];
-  if (typeof v === 'boolean') return ['b', v];
-  if (typeof v === 'number') return ['n', Object.is(v, -0) ? '-0' : String(v)];
-  if (typeof v === 'string') return ['s', v];
-  if (Array.isArray(v)) return ['a', v.map(enc)];
-  const o = {};
-  for (const k of Object.keys(v)) o[k] = enc(v[k]);
-  return ['o', o];
-}
 const quiet = { log() {}, warn() {}, error() {}, info() {} };
 const ctx = vm.createContext({ console: quiet, __wxAppCode__: {}, __vd_version_info__: {} });
 ctx.window = ctx;
@@ -65,6 +53,7 @@ for (const r of job.rejects) {
 }
 process.stdout.write(JSON.stringify(out));
 """
+)
 
 
 def _view(row: Row) -> str:
@@ -150,7 +139,8 @@ def _ours(row: Row) -> Ours:
 
 def test_table_is_large_enough_and_covers_every_kind() -> None:
     assert len(ROWS) >= 100
-    assert {r.kind for r in ROWS} == {"ok", "stricter", "reject", "lenient", "differs"}
+    # "stricter" and "lenient" have no rows since severities follow wcc; the kinds stay for later.
+    assert {r.kind for r in ROWS} >= {"ok", "reject", "differs"}
     assert len({r.content for r in ROWS}) == len(ROWS), "duplicate rows"
 
 

@@ -91,7 +91,9 @@ FEATURES: dict[str, tuple[str, dict[str, str]]] = {
 def test_feature_ir(name: str, json_snapshot: SnapshotAssertion) -> None:
     text, files = FEATURES[name]
     template, sink = lower(text, files)
-    assert [d.code for d in sink] == []
+    # <import>/<include> lower fully; TPL020 (the official gate refuses them) is tested in
+    # tests/test_official_rules_wxml.py.
+    assert [d.code for d in sink if d.code != "TPL020"] == []
     assert template.to_json() == json_snapshot
 
 
@@ -156,7 +158,7 @@ REJECTED: dict[str, tuple[str, str, dict[str, str]]] = {
 def test_rejected_feature(name: str, snapshot: SnapshotAssertion) -> None:
     text, code, files = REJECTED[name]
     _, sink = lower(text, files)
-    assert [d.code for d in sink] == [code]
+    assert [d.code for d in sink if d.code != "TPL020"] == [code]
     assert render_text(sink, {FILE: text, **files}) == snapshot
 
 
@@ -231,7 +233,12 @@ def test_broken_templates_one_diagnostic_per_component(
     assert result.exit_code == 1
     components = sorted(p.name for p in (BROKEN / "components").iterdir())
     assert len(components) >= 12
-    lines = [line for line in result.output.splitlines() if ": error[" in line or ": warning[" in line]
+    # TPL020 (the official gate refuses <import>/<include>) comes on top of each import fixture's own defect.
+    lines = [
+        line
+        for line in result.output.splitlines()
+        if (": error[" in line or ": warning[" in line) and "[TPL020]" not in line
+    ]
     per_component = [line.split("/components/")[1].split("/")[0] for line in lines]
     assert sorted(per_component) == components  # exactly one each
     assert result.output == snapshot

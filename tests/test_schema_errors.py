@@ -102,7 +102,7 @@ def test_skillc_call_prints_the_single_violation(tmp_path: Path) -> None:
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines[0].startswith("searchDrinks: error (risk L0, ")
-    assert lines[1:] == [f"  {text}.", f"<skill>: error[RUN010]: {text}"]
+    assert lines[1:] == [f"  {text}.", f"{COFFEE}: error[RUN010]: {text}"]
 
     as_json = json.loads(_cli(tmp_path, "searchDrinks", "--args", '{"limit": 50}', "--json").stdout)
     assert as_json["result"] == {"isError": True, "content": [{"type": "text", "text": text + "."}]}

@@ -104,26 +104,26 @@ def test_page_selector_is_reported_at_check_time() -> None:
 # -- cascade --------------------------------------------------------------------------------
 
 CASCADE = """
-#x { color: id; }
-.a.b { color: two-classes; }
-.a { color: one-class; width: 1px; }
-view { color: tag; width: 2px; }
-.late { color: first; }
-.late { color: second; }
-.imp { color: important !important; }
-.imp.more { color: normal; }
+#x { color: red; }
+.a.b { color: green; }
+.a { color: blue; width: 1px; }
+view { color: gray; width: 2px; }
+.late { color: olive; }
+.late { color: navy; }
+.imp { color: maroon !important; }
+.imp.more { color: teal; }
 """
 
 
 @pytest.mark.parametrize(
     ("element", "color"),
     [
-        ("view#x.a.b", "id"),
-        ("view.a.b", "two-classes"),
-        ("view.a", "one-class"),
-        ("view", "tag"),
-        ("text.late", "second"),
-        ("text.imp.more", "important"),
+        ("view#x.a.b", "red"),
+        ("view.a.b", "green"),
+        ("view.a", "blue"),
+        ("view", "gray"),
+        ("text.late", "navy"),
+        ("text.imp.more", "maroon"),
     ],
 )
 def test_specificity_and_source_order(element: str, color: str) -> None:
@@ -132,9 +132,9 @@ def test_specificity_and_source_order(element: str, color: str) -> None:
 
 def test_inline_beats_rules_and_important_beats_inline() -> None:
     r = resolver(CASCADE)
-    assert r.resolve([], el("view.a"), "color: inline; width: 30rpx") == {"color": "inline", "width": "15px"}
-    assert r.resolve([], el("text.imp"), "color: inline")["color"] == "important"
-    assert r.resolve([], el("text.imp"), "color: inline !important")["color"] == "inline"
+    assert r.resolve([], el("view.a"), "color: purple; width: 30rpx") == {"color": "purple", "width": "15px"}
+    assert r.resolve([], el("text.imp"), "color: purple")["color"] == "maroon"
+    assert r.resolve([], el("text.imp"), "color: purple !important")["color"] == "purple"
     assert r.resolve([], el("text.imp"), "z-index: 3; color: blue !important") == {"color": "blue"}
 
 
@@ -159,13 +159,13 @@ def test_descendant_selectors() -> None:
 # -- media ----------------------------------------------------------------------------------
 
 MEDIA = """
-.a { width: 1px; color: light; }
+.a { width: 1px; color: white; }
 @media (min-width: 400px) { .a { width: 2px; } }
 @media (max-width: 399px) and (orientation: portrait) { .a { height: 3px; } }
-@media (prefers-color-scheme: dark) { .a { color: dark; } }
+@media (prefers-color-scheme: dark) { .a { color: black; } }
 @media not screen and (prefers-color-scheme: dark) { .a { font-weight: 300; } }
 @media print, (orientation: landscape) { .a { opacity: 0.5; } }
-@media (hover: hover) { .a { color: never; } }
+@media (hover: hover) { .a { color: orange; } }
 @media (min-width: 25em) { .a { min-width: 4px; } }
 """
 
@@ -174,11 +174,11 @@ def test_media_at_375_light_and_414_dark() -> None:
     a = el("view.a")
     assert resolver(MEDIA, LIGHT_375).resolve([], a) == {
         "width": "1px",
-        "color": "light",
+        "color": "white",
         "height": "3px",
         "font-weight": "300",
     }
-    assert resolver(MEDIA, DARK_414).resolve([], a) == {"width": "2px", "color": "dark", "min-width": "4px"}
+    assert resolver(MEDIA, DARK_414).resolve([], a) == {"width": "2px", "color": "black", "min-width": "4px"}
     assert resolver(MEDIA, Viewport(width=800, height=600)).resolve([], a)["opacity"] == "0.5"
 
 
@@ -272,8 +272,8 @@ def test_results_are_fresh_dicts() -> None:
 
 _CLASSES = ["a", "b", "c", "d"]
 _FUZZ_CSS = """
-.a { color: a; width: 10rpx } .b { color: b !important } .a.c { width: 20rpx } .d .a { height: 1px }
-view { margin: 1px } #i { color: i } .c .d .a { padding: 2em }
+.a { color: aqua; width: 10rpx } .b { color: lime !important } .a.c { width: 20rpx } .d .a { height: 1px }
+view { margin: 1px } #i { color: silver } .c .d .a { padding: 2em }
 """
 
 
@@ -284,7 +284,7 @@ view { margin: 1px } #i { color: i } .c .d .a { padding: 2em }
     ),
     classes=st.lists(st.sampled_from(_CLASSES), max_size=4),
     ident=st.sampled_from([None, "i"]),
-    inline=st.sampled_from([None, "color: x", "width: 1rpx !important"]),
+    inline=st.sampled_from([None, "color: fuchsia", "width: 1rpx !important"]),
 )
 def test_cache_never_changes_results(
     chain: list[tuple[str, list[str]]], classes: list[str], ident: str | None, inline: str | None

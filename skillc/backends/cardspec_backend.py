@@ -138,6 +138,8 @@ class _CardBuilder:
         children = node.children or []
         if node.type == "scroll-view":
             return self.row(node.style, children, inner, scroll=True), tap_action(node)
+        if node.type == "collapsible-view":
+            return self.collapsible(node, children, inner), tap_action(node)
         if _is_flex_row(node.style):
             return self.row(node.style, children, inner, scroll=False), tap_action(node)
         # view, and any type this backend does not know: a block holding its children.
@@ -155,6 +157,24 @@ class _CardBuilder:
             pending = []
             out += self.node(child, inherited)
         out += self.text(pending)
+        return out
+
+    def collapsible(self, node: RenderNode, children: list[RenderNode], inherited: Mapping[str, str]) -> list[Element]:
+        """The content in a Container with an id, and the slot="button" child as an
+        Action.ToggleVisibility of it. A card cannot clip at a height, so the content starts
+        shown and the button folds it away and back (WeChat opens it in a half-screen view)."""
+        content = [c for c in children if c.props.get("slot") != "button"]
+        opener = next((c for c in children if c.props.get("slot") == "button" and not _hidden(c)), None)
+        items = self.flow(content, inherited)
+        if not items:
+            return []
+        target = f"collapsible-{node.id}"
+        out: list[Element] = [{"type": "Container", "id": target, "items": items}]
+        if opener is not None:
+            title = opener.text_content().strip() or "More"
+            self.lines.append(title)
+            toggle = {"type": "Action.ToggleVisibility", "title": title, "targetElements": [target]}
+            out.append({"type": "ActionSet", "actions": [toggle]})
         return out
 
     def runs(self, node: RenderNode, inherited: Mapping[str, str], action: Element | None) -> list[_Run]:

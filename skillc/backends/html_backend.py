@@ -18,12 +18,23 @@ from typing import Any
 from skillc.backends.base import DEFAULT_OPTIONS, RenderOptions
 from skillc.ir.render import TEXT, RenderDocument, RenderNode
 
-_TAGS = {"view": "div", "text": "span", "image": "img", "button": "button", "scroll-view": "div"}
+_TAGS = {
+    "view": "div",
+    "text": "span",
+    "image": "img",
+    "button": "button",
+    "scroll-view": "div",
+    "collapsible-view": "div",
+}
 _VOID = {"img"}
 
 # WeChat's built-in look where the resolved style says nothing: views are blocks, images
 # default to 320x240, scroll-views scroll sideways (cards allow scroll-x only), buttons drop the
-# browser chrome. Specificity 0 (`:where`) so any inline style wins.
+# browser chrome. Specificity 0 (`:where`) so any inline style wins. A collapsible-view
+# (COLLAPSIBLE_CSS) clips what overflows (at most a square, a card's tallest shape, unless its
+# own style sets a height) and keeps its slot="button" child in view at the bottom: in WeChat
+# that button opens the whole content in a half-screen view. Its rules use only data-type and
+# data-prop-* attributes, which the MCP Apps view's patched DOM carries too.
 BASE_CSS = """\
 html,body{margin:0;padding:0}
 body{font-family:-apple-system,"PingFang SC","Helvetica Neue","Noto Sans CJK SC",sans-serif;\
@@ -37,6 +48,12 @@ font-size:16px;line-height:1.4}
 :where([data-type=scroll-view]){overflow-x:auto;overflow-y:hidden;white-space:nowrap}
 :where([data-type=button]){display:block;width:100%;margin:0;padding:0 14px;font:inherit;\
 border:0;line-height:2.55555556;text-align:center;cursor:pointer}
+"""
+# Only documents that hold a collapsible-view carry these rules, so every other card's HTML is
+# byte for byte what it was before collapsible-view rendered.
+COLLAPSIBLE_CSS = """\
+:where([data-type=collapsible-view]){display:block;position:relative;overflow:hidden;max-height:100vw}
+:where([data-type=collapsible-view]>[data-prop-slot=button]){position:absolute;left:0;right:0;bottom:0}
 """
 
 _ATTR_NAME = re.compile(r"[^a-z0-9_-]+")
@@ -81,7 +98,7 @@ def render_html(doc: RenderDocument, *, title: str | None = None) -> str:
         f'<meta name="viewport" content="width={vp.width}, initial-scale=1">\n'
         f'<meta name="color-scheme" content="{scheme}">\n'
         f"<title>{escape(title or 'skillc card', quote=False)}</title>\n"
-        f"<style>\n{BASE_CSS}</style>\n"
+        f"<style>\n{BASE_CSS}{COLLAPSIBLE_CSS if _has_collapsible(doc.root) else ''}</style>\n"
         "</head>\n"
         f'<body style="width:{vp.width}px">\n'
         f"{render_html_fragment(doc)}\n"
@@ -90,8 +107,13 @@ def render_html(doc: RenderDocument, *, title: str | None = None) -> str:
     )
 
 
+def _has_collapsible(root: RenderNode) -> bool:
+    return any(node.type == "collapsible-view" for node in root.walk())
+
+
 def render_html_fragment(doc: RenderDocument) -> str:
-    """The root element alone, for embedding; pair it with :data:`BASE_CSS`."""
+    """The root element alone, for embedding; pair it with :data:`BASE_CSS` (and
+    :data:`COLLAPSIBLE_CSS` when it holds a collapsible-view)."""
     return "".join(_node(doc.root))
 
 

@@ -8,13 +8,16 @@ so what was checked is what gets compiled.
 from __future__ import annotations
 
 import os
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillc.diagnostics import DiagnosticSink, Span
 from skillc.frontend.jsonsrc import JArray, JNode, JObject, parse_json, type_name
 from skillc.frontend.manifest import MAX_APIS, Manifest, check_manifest, checked_items
-from skillc.frontend.scripts import check_scripts
+from skillc.frontend.modpaths import EXTENSIONS, REFUSALS, CodeRoot
+from skillc.frontend.project import Project, find_project
+from skillc.frontend.scripts import check_scripts, required_specs
 from skillc.frontend.source import decode_utf8
 
 SKILL_MD_LIMIT = 16000
@@ -50,6 +53,12 @@ class SkillPackage:
     manifest_json: JNode | None = None
     components: dict[str, ComponentFolder] = field(default_factory=dict)
     registered_apis: set[str] = field(default_factory=set)
+    project: Project | None = None  # the mini-program project the skill sits in, if any
+    code_root: CodeRoot = field(default_factory=CodeRoot)  # how far require() may reach
+    # The skill code: the .js and .json files index.js reaches (the API VM) and those the
+    # components' index.js files reach (the card VMs). Other files are not skill code.
+    api_files: frozenset[str] = frozenset()
+    card_files: frozenset[str] = frozenset()
 
     @property
     def skill_md(self) -> str | None:
@@ -72,6 +81,11 @@ def load_skill(root: Path, sink: DiagnosticSink) -> SkillPackage | None:
         return None
 
     pkg = SkillPackage(root=root, name=root.resolve().name)
+    pkg.project = find_project(root)
+    found = pkg.project.code_root(root) if pkg.project is not None else None
+    code_dir = root
+    if found is not None:
+        code_dir, pkg.code_root = found
     _read_tree(pkg, sink)
 
     if "SKILL.md" not in pkg.sources and not (root / "SKILL.md").exists():
@@ -97,8 +111,115 @@ def load_skill(root: Path, sink: DiagnosticSink) -> SkillPackage | None:
         sink.emit("SKL007", "index.js is missing", hint="index.js creates the skill and registers its APIs")
 
     _load_components(pkg, sink)
-    pkg.registered_apis = check_scripts(pkg.sources, _declared_apis(pkg), sink)
+    reach = SharedReader(pkg.sources, pkg.code_root, code_dir, sink)
+    pkg.api_files = reach.closure(["index.js"])
+    pkg.card_files = reach.closure([f.file("index.js") for f in pkg.components.values()])
+    _report_not_code(pkg, sink)
+    pkg.registered_apis = check_scripts(
+        pkg.sources, _declared_apis(pkg), sink, code=pkg.api_files | pkg.card_files, root=pkg.code_root
+    )
     return pkg
+
+
+# Folders of a skill whose code runs elsewhere (WeChat's cloud, a test runner): a dynamic
+# require() in skill code is not taken to reach them.
+NOT_SKILL_CODE = ("cloudfunctions/", "test/", "tests/", "__tests__/")
+
+
+class SharedReader:
+    """Follows require() from entry files; reads the shared files they reach outside the skill
+    folder (under its code root) into ``sources``, with the same symlink, size and UTF-8 rules
+    as the skill's own files."""
+
+    def __init__(self, sources: dict[str, str], root: CodeRoot, code_dir: Path, sink: DiagnosticSink) -> None:
+        self.sources = sources
+        self.root = root
+        self.code_dir = code_dir
+        self.sink = sink
+
+    def closure(self, entries: list[str]) -> frozenset[str]:
+        seen: set[str] = set()
+        todo = [e for e in entries if e in self.sources]
+        while todo:
+            path = todo.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            if not path.endswith(".js"):
+                continue
+            specs, dynamic = required_specs(self.sources[path])
+            for spec in specs:
+                target = self._resolve(spec, path)
+                if target is not None and target not in seen:
+                    todo.append(target)
+            for lead in dynamic:
+                todo += [p for p in self._under(lead, path) if p not in seen]
+        return frozenset(seen)
+
+    def _under(self, lead: str, from_file: str) -> list[str]:
+        """The files a dynamic require('<lead>' + x) may load: those under lead's folder, or,
+        with no literal lead, every .js and .json of the skill that is not NOT_SKILL_CODE."""
+        if lead:
+            parts = self.root.target(posixpath.dirname(lead + "x"), from_file)
+            if not isinstance(parts, str):
+                folder = self.root.key(parts)
+                return [p for p in self.sources if p.endswith((".js", ".json")) and p.startswith(folder + "/")]
+        return [
+            p
+            for p in self.sources
+            if p.endswith((".js", ".json")) and not p.startswith(NOT_SKILL_CODE) and not self.root.outside(p)
+        ]
+
+    def _resolve(self, spec: str, from_file: str) -> str | None:
+        hit = self.root.resolve(spec, from_file, self.sources)
+        if hit not in REFUSALS:
+            return hit
+        if hit != "missing" or not self.root.is_project:
+            return None
+        parts = self.root.target(spec, from_file)
+        if isinstance(parts, str):
+            return None
+        base = "/".join(parts)
+        for ext in EXTENSIONS:
+            key = self.root.key((base + ext).split("/"))
+            if self.root.outside(key) and self._read(key, self.code_dir.joinpath(*(base + ext).split("/"))):
+                return key
+        return None
+
+    def _read(self, key: str, path: Path) -> bool:
+        """Read the shared file ``path`` as ``key``; False when it is not a readable file of the root."""
+        if not path.is_file():
+            return False
+        if not path.resolve().is_relative_to(self.code_dir.resolve()):
+            self.sink.emit(
+                "SKL008",
+                f'symbolic link "{key}" points outside {self.root.label} ({path.resolve()}); it is ignored',
+                file=key,
+            )
+            return False
+        text = read_text_file(path, key, self.sink)
+        if text is None:
+            return False
+        self.sources[key] = text
+        return True
+
+
+def _report_not_code(pkg: SkillPackage, sink: DiagnosticSink) -> None:
+    """One line for the JavaScript that is not skill code (cloudfunctions/, tests, tools)."""
+    code = pkg.api_files | pkg.card_files
+    left = sorted(p for p in pkg.sources if p.endswith(".js") and p not in code)
+    if not left or "index.js" not in pkg.sources:
+        return
+    groups: dict[str, list[str]] = {}
+    for path in left:
+        groups.setdefault(path.split("/", 1)[0] + "/" if "/" in path else path, []).append(path)
+    # a folder by its count (cloudfunctions/ (9)), a lone file by its name (apis/hello.js)
+    listed = ", ".join(f"{head} ({len(paths)})" if len(paths) > 1 else paths[0] for head, paths in groups.items())
+    sink.emit(
+        "SKL011",
+        f"{len(left)} JavaScript file{'s' if len(left) != 1 else ''} not reachable from index.js or a "
+        f"component's index.js {'are' if len(left) != 1 else 'is'} not skill code and not checked as such: {listed}",
+    )
 
 
 def _read_tree(pkg: SkillPackage, sink: DiagnosticSink) -> None:
@@ -123,29 +244,34 @@ def _read_tree(pkg: SkillPackage, sink: DiagnosticSink) -> None:
                     continue
             if name in dirnames or not name.endswith(TEXT_SUFFIXES):
                 continue
-            try:
-                size = path.stat().st_size
-                if size > MAX_FILE_BYTES:
-                    sink.emit(
-                        "SKL009", f"{rel} is {size} bytes; files over {MAX_FILE_BYTES} bytes are not read", file=rel
-                    )
-                    continue
-                data = path.read_bytes()
-            except OSError as err:
-                sink.emit("SKL009", f"cannot read {rel}: {err.strerror or err}", file=rel)
-                continue
-            text, bad = decode_utf8(data)
+            text = read_text_file(path, rel, sink)
             if text is None:
-                assert bad is not None
-                sink.emit(
-                    "SKL005",
-                    f"{rel} is not valid UTF-8 (first bad byte at line {bad[0]}, column {bad[1]})",
-                    file=rel,
-                    span=Span.point(*bad),
-                    hint="save the file as UTF-8",
-                )
                 continue
             pkg.sources[rel] = text
+
+
+def read_text_file(path: Path, rel: str, sink: DiagnosticSink) -> str | None:
+    """The UTF-8 text of a file of the skill, or None with a diagnostic (too big, unreadable, not UTF-8)."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            sink.emit("SKL009", f"{rel} is {size} bytes; files over {MAX_FILE_BYTES} bytes are not read", file=rel)
+            return None
+        data = path.read_bytes()
+    except OSError as err:
+        sink.emit("SKL009", f"cannot read {rel}: {err.strerror or err}", file=rel)
+        return None
+    text, bad = decode_utf8(data)
+    if text is None:
+        assert bad is not None
+        sink.emit(
+            "SKL005",
+            f"{rel} is not valid UTF-8 (first bad byte at line {bad[0]}, column {bad[1]})",
+            file=rel,
+            span=Span.point(*bad),
+            hint="save the file as UTF-8",
+        )
+    return text
 
 
 def _check_skill_md(pkg: SkillPackage, sink: DiagnosticSink) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from skillc.diagnostics import DiagnosticSink, Span
 from skillc.frontend.jsonsrc import JArray, JObject, parse_json, type_name
+from skillc.frontend.modpaths import CodeRoot
 from skillc.frontend.source import decode_utf8
 
 
@@ -91,6 +92,23 @@ class Project:
     root: Path  # the folder holding app.json
     app_json: str | None  # its text, None when it could not be read as UTF-8
     skills: list[ProjectSkill]
+    # Every page route, without the leading slash: app.json pages, then each subpackage's
+    # root + "/" + page.
+    pages: tuple[str, ...] = ()
+    subpackage_roots: tuple[str, ...] = ()  # as app.json writes them, without slashes at the ends
+
+    def code_root(self, skill_dir: Path) -> tuple[Path, CodeRoot] | None:
+        """The subpackage root ``skill_dir`` sits in (the deepest one) and the boundary it sets for
+        require(); None when the skill is in no subpackage."""
+        real = skill_dir.resolve()
+        best: tuple[Path, CodeRoot] | None = None
+        for root in self.subpackage_roots:
+            folder = (self.root / root).resolve()
+            if real.is_relative_to(folder):
+                prefix = real.relative_to(folder).parts
+                if best is None or len(prefix) < len(best[1].prefix):
+                    best = (folder, CodeRoot(prefix, f"the subpackage root {root}/"))
+        return best
 
 
 def load_project(path: Path, sink: DiagnosticSink) -> Project | None:
@@ -101,4 +119,49 @@ def load_project(path: Path, sink: DiagnosticSink) -> Project | None:
         return None
     text = read_app_json(app_root, sink)
     skills = find_project_skills(app_root, text, sink) if text is not None else []
-    return Project(app_root, text, skills)
+    pages, roots = _routes(text)
+    return Project(app_root, text, skills, pages, roots)
+
+
+def find_project(skill_dir: Path) -> Project | None:
+    """The mini-program project a skill folder sits in, found upward as git finds ``.git``: the
+    nearest folder above ``skill_dir`` with an app.json (or a project.config.json whose
+    ``miniprogramRoot`` holds one) that the skill folder is inside of. Problems of that app.json
+    are not reported here (a check of the project reports them once)."""
+    real = skill_dir.resolve()
+    for folder in real.parents:
+        app_root = miniprogram_root(folder)
+        if app_root is None:
+            continue
+        if not real.is_relative_to(app_root.resolve()):
+            return None  # beside the mini-program (say, under cloudfunctions/): not its code
+        return load_project(folder, DiagnosticSink())  # the nearest project decides, as .git does
+    return None
+
+
+def _routes(text: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(every page route, every subpackage root) of an app.json text; bad entries are skipped
+    (find_project_skills and the project rules report them)."""
+    tree = parse_json(text, "app.json", DiagnosticSink()) if text else None
+    if not isinstance(tree, JObject):
+        return (), ()
+    pages: list[str] = []
+    roots: list[str] = []
+
+    def strings(node: object) -> list[str]:
+        items = node.items if isinstance(node, JArray) else []
+        return [str(v) for v in (i.to_python() for i in items) if isinstance(v, str) and v.strip("/")]
+
+    pages += [p.strip("/") for p in strings(tree.get("pages"))]
+    for key in ("subPackages", "subpackages"):
+        subs = tree.get(key)
+        for sub in subs.items if isinstance(subs, JArray) else []:
+            root_node = sub.get("root") if isinstance(sub, JObject) else None
+            root = root_node.to_python() if root_node is not None else None
+            if not isinstance(root, str) or not root.strip("/"):
+                continue
+            root = root.strip("/")
+            roots.append(root)
+            assert isinstance(sub, JObject)
+            pages += [f"{root}/{p.strip('/')}" for p in strings(sub.get("pages"))]
+    return tuple(pages), tuple(roots)

@@ -6,20 +6,23 @@ AI-mode runtime defines. The runtime loader verifies the same facts by executing
 
 from __future__ import annotations
 
-import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from skillc.diagnostics import DiagnosticSink, Span
 from skillc.frontend.manifest import MAX_APIS
+from skillc.frontend.modpaths import REFUSALS, CodeRoot
 from skillc.frontend.source import LineIndex
 
-_REGISTER = re.compile(r"\bregisterAPI\s*\(\s*(['\"`])([^'\"`\n]*)\1\s*,\s*")
-_REQUIRE = re.compile(r"\brequire\s*\(\s*(['\"])([^'\"\n]*)\1\s*\)")
-_BINDING = re.compile(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*require\s*\(\s*(['\"])([^'\"\n]*)\2\s*\)")
+# The call shapes the static scans match (consistency.py reads the same ones).
+REGISTER = re.compile(r"\bregisterAPI\s*\(\s*(['\"`])([^'\"`\n]*)\1\s*,\s*")
+REQUIRE = re.compile(r"\brequire\s*\(\s*(['\"])([^'\"\n]*)\1\s*\)")
+BINDING = re.compile(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*require\s*\(\s*(['\"])([^'\"\n]*)\2\s*\)")
+_ANY_REQUIRE = re.compile(r"\brequire\s*\(")
+_LEAD = re.compile(r"\s*(['\"`])([^'\"`\n$]*)(?:\1\s*\+|\$\{)")
 _EXPORT = re.compile(r"\bmodule\.exports\s*=\s*")
-_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 def mask_comments(text: str) -> str:
@@ -67,21 +70,22 @@ class Registration:
     handler_offset: int
 
 
-def resolve_require(spec: str, from_file: str, files: Mapping[str, object]) -> str | None:
-    """Resolve a require() spec the way the sandboxed loader does; None when it cannot."""
-    if spec.startswith("/"):
-        base = spec.lstrip("/")
-    elif spec.startswith(("./", "../")) or spec in (".", ".."):
-        base = posixpath.join(posixpath.dirname(from_file), spec)
-    else:
-        return None
-    norm = posixpath.normpath(base)
-    if norm == ".." or norm.startswith("../"):
-        return None
-    for candidate in (norm, norm + ".js", norm + ".json", norm + "/index.js", norm + "/index.json"):
-        if candidate in files:
-            return candidate
-    return None
+def required_specs(text: str) -> tuple[list[str], list[str]]:
+    """The literal require() specs of a file, and for each computed one (``require('./apis/' +
+    name)``) its literal lead ('' when it has none)."""
+    masked = mask_comments(text)
+    specs: list[str] = []
+    dynamic: list[str] = []
+    for m in _ANY_REQUIRE.finditer(masked):
+        if masked[m.start() - 1 : m.start()] in (".", "$") or masked[m.start() - 1 : m.start()].isalnum():
+            continue  # obj.require(...), myrequire(...)
+        literal = REQUIRE.match(masked, m.start())
+        if literal:
+            specs.append(literal.group(2))
+            continue
+        lead = _LEAD.match(masked, m.end())
+        dynamic.append(lead.group(2) if lead else "")
+    return specs, dynamic
 
 
 def scan_registrations(text: str) -> list[Registration]:
@@ -109,13 +113,13 @@ class _Script:
     def registrations(self) -> list[Registration]:
         return [
             Registration(m.group(2), self.index.span(m.start(2) - 1, m.end(2) + 1), m.end())
-            for m in _REGISTER.finditer(self.masked)
+            for m in REGISTER.finditer(self.masked)
         ]
 
     def binding(self, name: str) -> str | None:
         """The spec of the last ``const name = require('spec')``."""
         if self._bindings is None:
-            self._bindings = {b.group(1): b.group(3) for b in _BINDING.finditer(self.masked)}
+            self._bindings = {b.group(1): b.group(3) for b in BINDING.finditer(self.masked)}
         return self._bindings.get(name)
 
     def function(self, name: str) -> re.Match[str] | None:
@@ -143,15 +147,21 @@ def check_scripts(
     files: Mapping[str, str],
     declared: Mapping[str, Span | None] | None,
     sink: DiagnosticSink,
+    *,
+    code: Collection[str] | None = None,
+    root: CodeRoot | None = None,
 ) -> set[str]:
-    """Check index.js and every .js in the skill; return the set of registered API names.
+    """Check index.js and every .js of the skill code; return the set of registered API names.
 
     ``declared`` is None when mcp.json is unusable: registrations are then not compared.
+    ``code`` names the skill code (default: every .js); ``root`` is how far require() may reach.
     """
+    root = root or CodeRoot()
     scripts: dict[str, _Script] = {}
-    for path in sorted(p for p in files if p.endswith(".js")):
+    for path in sorted(p for p in (files if code is None else code) if p.endswith(".js") and p in files):
         scripts[path] = _Script(files[path])
-        _check_requires(path, scripts[path], files, sink)
+        _check_requires(path, scripts[path], files, root, sink)
+        _check_get_app(path, scripts[path], sink)
     index = scripts.get("index.js")
     if index is None:
         return set()
@@ -184,7 +194,7 @@ def check_scripts(
                 span=reg.span,
                 hint='declare it in mcp.json "apis" or remove the registration',
             )
-        _check_handler_async(reg, index, files, scripts, sink)
+        _check_handler_async(reg, index, files, scripts, root, sink)
     for name, span in (declared or {}).items():
         if name not in names:
             sink.emit(
@@ -197,22 +207,53 @@ def check_scripts(
     return names
 
 
-def _check_requires(path: str, script: _Script, files: Mapping[str, str], sink: DiagnosticSink) -> None:
-    for m in _REQUIRE.finditer(script.masked):
+def _check_requires(path: str, script: _Script, files: Mapping[str, str], root: CodeRoot, sink: DiagnosticSink) -> None:
+    for m in REQUIRE.finditer(script.masked):
         spec = m.group(2)
-        if resolve_require(spec, path, files) is not None:
+        hit = root.resolve(spec, path, files)
+        if hit not in REFUSALS:
             continue
-        if not spec.startswith((".", "/")):
+        hint = None
+        if hit == "bare":
             message = f"require('{spec}'): only relative paths inside the skill can be required"
-        elif posixpath.normpath(posixpath.join(posixpath.dirname(path), spec)).startswith(".."):
-            message = f"require('{spec}') escapes the skill folder"
+            if spec.startswith("@/"):
+                hint = "WeChat refuses '@/' aliases in skills: require the file by its relative path"
+        elif hit == "escapes":
+            where = "the skill folder" if not root.is_project else root.label
+            message = f"require('{spec}') escapes {where}"
+            if not root.is_project:
+                hint = (
+                    "inside a mini-program project a skill may require files under its subpackage root "
+                    "(such as ../_shared/): skillc finds the project from app.json above the skill folder"
+                )
+            else:
+                hint = f"move the shared code under {root.label} (for example into _shared/)"
         else:
             message = f"require('{spec}') does not resolve to a file in the skill"
-        sink.emit("JS003", message, file=path, span=script.index.span(m.start(2) - 1, m.end(2) + 1))
+        sink.emit("JS003", message, file=path, span=script.index.span(m.start(2) - 1, m.end(2) + 1), hint=hint)
+
+
+_GET_APP = re.compile(r"(?<![\w$.])getApp\s*\(")
+
+
+def _check_get_app(path: str, script: _Script, sink: DiagnosticSink) -> None:
+    for m in _GET_APP.finditer(script.masked):
+        sink.emit(
+            "JS009",
+            "getApp() is not available to a skill: skills run in an independent subpackage, without the app",
+            file=path,
+            span=script.index.span(m.start(), m.start() + len("getApp")),
+            hint="pass what the skill needs through its arguments or wx storage",
+        )
 
 
 def _check_handler_async(
-    reg: Registration, index: _Script, files: Mapping[str, str], scripts: dict[str, _Script], sink: DiagnosticSink
+    reg: Registration,
+    index: _Script,
+    files: Mapping[str, str],
+    scripts: dict[str, _Script],
+    root: CodeRoot,
+    sink: DiagnosticSink,
 ) -> None:
     masked, at = index.masked, reg.handler_offset
     # Inline handler: registerAPI('x', async (args) => ...) or function (args) {...}
@@ -228,21 +269,25 @@ def _check_handler_async(
             )
         return
     target: str | None = None
-    req = _REQUIRE.match(masked, at)
+    req = REQUIRE.match(masked, at)
     if req:
-        target = resolve_require(req.group(2), "index.js", files)
+        target = _found(root.resolve(req.group(2), "index.js", files))
     else:
-        ident = _IDENT.match(masked, at)
+        ident = IDENT.match(masked, at)
         if ident:
             spec = index.binding(ident.group())
             if spec is not None:
-                target = resolve_require(spec, "index.js", files)
+                target = _found(root.resolve(spec, "index.js", files))
             if target is None:
                 _check_local_function(reg, ident.group(), index, "index.js", sink)
                 return
-    if target is None or not target.endswith(".js"):
+    if target is None or not target.endswith(".js") or target not in scripts:
         return
     _check_module_export(reg, target, scripts[target], sink)
+
+
+def _found(hit: str) -> str | None:
+    return None if hit in REFUSALS else hit
 
 
 def _check_module_export(reg: Registration, path: str, script: _Script, sink: DiagnosticSink) -> None:
@@ -264,7 +309,7 @@ def _check_module_export(reg: Registration, path: str, script: _Script, sink: Di
             hint="export `async function (args) {...}`",
         )
     elif verdict is None:
-        ident = _IDENT.match(masked, at)
+        ident = IDENT.match(masked, at)
         if ident:
             _check_local_function(reg, ident.group(), script, path, sink)
 

@@ -112,6 +112,19 @@ class _Lowering(AttributeLowering):
             return None
         return path
 
+    def official_import(self, el: wxml.Element, file: str) -> None:
+        # V003 scans only components/*/index.wxml, and its tag list has no import or include.
+        if file != self.root_file or not file.endswith("/index.wxml"):
+            return
+        self.emit(
+            "TPL020",
+            f"<{el.tag}> fails the official validator (V003 allows only view, text, image, map, button, "
+            "canvas, scroll-view, collapsible-view, block and template in a card's index.wxml)",
+            file,
+            el.tag_loc.span(),
+            hint="move the markup into index.wxml (skillc still expands it, WeChat's build gate does not accept it)",
+        )
+
     def scope(self, file: str) -> _Scope:
         cached = self.scopes.get(file)
         if cached is not None:
@@ -178,6 +191,8 @@ class _Lowering(AttributeLowering):
             tag = child.tag
             if tag == "template" and child.attribute("name") is not None:
                 continue  # a definition: rendered only where it is called
+            if tag in ("import", "include"):
+                self.official_import(child, file)
             if tag == "import":
                 continue  # read by scope()
             if tag == "include":
@@ -276,7 +291,9 @@ class _Lowering(AttributeLowering):
                 attr.loc.span(),
                 hint=f'{attr_name}="{default}"',
             )
-            return default
+            # wcc binds the loop variable under the text as written ("{{x}}", "a b"), a name no
+            # expression can reach: `{{item}}` then reads the component data, as in WeChat.
+            return attr.raw if attr.value is not None and attr.raw is not None else default
         return value
 
     def element(self, el: wxml.Element, file: str, path: str, depth: int) -> Node:
@@ -312,8 +329,8 @@ class _Lowering(AttributeLowering):
                 f"<{tag}> is not a card component",
                 file,
                 el.tag_loc.span(),
-                hint="cards use view, text, image, button, scroll-view, block, template, import and include; "
-                "custom components and other built-ins are not available",
+                hint="cards use view, text, image, button, scroll-view, collapsible-view, map, canvas, block and "
+                "template; custom components and other built-ins are not available",
             )
         node = Element(path, tag, el.loc.span())
         self.attributes(el, node, file)
@@ -363,13 +380,16 @@ class _Lowering(AttributeLowering):
         if data_attr is not None and data_attr.value:
             raws = [p for p in data_attr.value if isinstance(p, wxml.RawMustache)]
             if len(raws) == 1 and len(data_attr.value) == 1:
-                data = self.mustache(raws[0], file, object_form=True)
+                data = self.mustache(raws[0], file, object_form=True, attribute=True)
             else:
+                # wcc refuses data without a mustache or with two; one mustache in text compiles to
+                # a string, so the template sees no data fields (as here, with data left out).
                 self.emit(
                     "TPL016",
                     'template data must be one {{ }} holding an object: data="{{a, b: c, ...d}}"',
                     file,
                     data_attr.loc.span(),
+                    error=len(raws) != 1,
                 )
         if is_attr is None or not is_attr.value:
             self.emit(
@@ -437,11 +457,12 @@ def _collect(
             if name in scope.defs and lowering is not None:
                 lowering.emit(
                     "TPL016",
-                    f'template "{name}" is defined twice in this file; the first definition is used',
+                    f'template "{name}" is defined twice in this file; the last definition is used',
                     file,
                     attr.loc.span(),
                 )
-            elif name:
+            if name:
+                # wcc keeps the last definition of a name, wherever the calls are.
                 scope.defs[name] = (node, file)
             continue
         if node.tag == "import" and imports is not None:

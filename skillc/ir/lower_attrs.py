@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import re
 
-from skillc.diagnostics import DiagnosticSink, Span
+from skillc.diagnostics import DiagnosticSink, Severity, Span
 from skillc.frontend import wxml
 from skillc.frontend.expr import Mustache, parse_expression
 from skillc.ir.events import CARD_EVENTS, event_allowed, events_hint, tags_text
 from skillc.ir.template import Binding, Element, Event, Part
 
+# The official validator's V003 patterns, read against one attribute value as written: it fails
+# scroll-y="true" / "{{ true }}" (a prefix match, as its regex), and image sources in formats
+# cards do not show.
+_OFFICIAL_SCROLL_Y = re.compile(r"^(?:true|\{\{\s*true\s*\}\})")
+_BANNED_IMAGE = re.compile(r"\.(webp|gif|svg|bmp|avif)(?=$|[?#'\"\s])", re.IGNORECASE)
 _EVENT_ATTR = re.compile(r"^(bind|catch|capture-bind|capture-catch|mut-bind):?([A-Za-z][\w-]*)$")
 DIRECTIVES = frozenset(
     {"wx:if", "wx:elif", "wx:else", "wx:for", "wx:for-items", "wx:for-item", "wx:for-index", "wx:key"}
@@ -31,19 +36,24 @@ class AttributeLowering:
 
     sink: DiagnosticSink
 
-    def emit(self, code: str, message: str, file: str, span: Span, hint: str | None = None) -> None:
-        self.sink.emit(code, message, file=file, span=span, hint=hint)
+    def emit(
+        self, code: str, message: str, file: str, span: Span, hint: str | None = None, *, error: bool = False
+    ) -> None:
+        """Report ``code``; ``error`` raises a warning code to an error where wcc refuses the case."""
+        self.sink.emit(code, message, file=file, span=span, hint=hint, severity=Severity.ERROR if error else None)
 
-    def parts(self, parts: tuple[wxml.Part, ...], file: str) -> tuple[Part, ...]:
+    def parts(self, parts: tuple[wxml.Part, ...], file: str, *, attribute: bool = False) -> tuple[Part, ...]:
         out: list[Part] = []
         for part in parts:
             if isinstance(part, str):
                 out.append(part)
             else:
-                out.append(self.mustache(part, file))
+                out.append(self.mustache(part, file, attribute=attribute))
         return tuple(out)
 
-    def mustache(self, raw: wxml.RawMustache, file: str, *, object_form: bool = False) -> Mustache:
+    def mustache(
+        self, raw: wxml.RawMustache, file: str, *, object_form: bool = False, attribute: bool = False
+    ) -> Mustache:
         expr = parse_expression(
             raw.source,
             file=file,
@@ -51,11 +61,12 @@ class AttributeLowering:
             column=raw.source_column,
             sink=self.sink,
             object_form=object_form,
+            attribute=attribute,
         )
         return Mustache(raw.source, expr, raw.loc.span())
 
     def binding(self, attr: wxml.Attribute, file: str) -> Binding:
-        return Binding(self.parts(attr.value or (), file))
+        return Binding(self.parts(attr.value or (), file, attribute=True))
 
     def check_attributes(self, el: wxml.Element, file: str) -> None:
         for attr in el.attributes:
@@ -101,6 +112,8 @@ class AttributeLowering:
         node.events = tuple(events)
         if tag == "scroll-view":
             self.scroll_view(el, file)
+        elif tag == "image" and (src := el.attribute("src")) is not None:
+            self.image_source(src, file)
         elif tag == "button" and (open_type := el.attribute("open-type")) is not None:
             self.emit(
                 "TPL007",
@@ -113,7 +126,7 @@ class AttributeLowering:
     def scroll_view(self, el: wxml.Element, file: str) -> None:
         scroll_x = el.attribute("scroll-x")
         scroll_y = el.attribute("scroll-y")
-        if scroll_y is not None and not is_false(scroll_y):
+        if scroll_y is not None and _OFFICIAL_SCROLL_Y.match(scroll_y.raw or ""):
             self.emit(
                 "TPL006",
                 "scroll-view in a card scrolls horizontally only: scroll-y is not supported",
@@ -121,7 +134,18 @@ class AttributeLowering:
                 scroll_y.loc.span(),
                 hint="remove scroll-y; the card's height is fixed and overflow is clipped",
             )
-        elif scroll_x is None or is_false(scroll_x):
+        elif scroll_y is not None and not is_false(scroll_y):
+            # The official rule fails only scroll-y="true" / "{{true}}"; a bare or bound scroll-y
+            # passes its gate, so it is not an error here either.
+            what = "a bare scroll-y" if scroll_y.value is None else f'scroll-y="{scroll_y.raw}"'
+            self.emit(
+                "TPL019",
+                f"{what} passes the official validator, but cards scroll horizontally only",
+                file,
+                scroll_y.loc.span(),
+                hint="remove scroll-y; the card's height is fixed and overflow is clipped",
+            )
+        if scroll_x is None or is_false(scroll_x):
             self.emit(
                 "TPL005",
                 "scroll-view in a card needs scroll-x",
@@ -129,6 +153,19 @@ class AttributeLowering:
                 el.tag_loc.span(),
                 hint='add scroll-x="{{true}}"',
             )
+
+    def image_source(self, src: wxml.Attribute, file: str) -> None:
+        m = _BANNED_IMAGE.search(src.raw or "")
+        if m is None:
+            return
+        self.emit(
+            "TPL021",
+            f"<image> src ends in .{m.group(1).lower()}, a format cards do not show (official rule V003: "
+            "no .webp, .gif, .svg, .bmp or .avif)",
+            file,
+            (src.value_loc or src.name_loc).span(),
+            hint="use a .png or .jpg image",
+        )
 
     def event(self, attr: wxml.Attribute, prefix: str, name: str, tag: str, file: str) -> Event | None:
         allowed = event_allowed(name, tag)

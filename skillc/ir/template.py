@@ -25,8 +25,8 @@ TEMPLATE_IR_VERSION = 1
 
 # Built-in components a card renders, and the ones the AI-mode spec allows that skillc's
 # renderer does not draw (lowering warns about those; styles still match them).
-RENDERED_TAGS = frozenset({"view", "text", "image", "button", "scroll-view"})
-SPEC_ONLY_TAGS = frozenset({"map", "canvas", "collapsible-view"})
+RENDERED_TAGS = frozenset({"view", "text", "image", "button", "scroll-view", "collapsible-view"})
+SPEC_ONLY_TAGS = frozenset({"map", "canvas"})
 
 Part = str | Mustache
 

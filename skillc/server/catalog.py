@@ -17,7 +17,7 @@ from skillc.frontend.package import SkillPackage, load_skill
 from skillc.frontend.project import load_project
 from skillc.runtime.api.api_runtime import api_risk
 from skillc.runtime.config import RuntimeConfig
-from skillc.server.tools import CARD_EVENT_TOOL, ServedApi, ui_uri, uses_wx_request
+from skillc.server.tools import CARD_EVENT_TOOL, HANDOFF_VIEW, ServedApi, handoff_uri, ui_uri, uses_wx_request
 
 
 @dataclass
@@ -104,7 +104,12 @@ def build_catalogue(skills: list[LoadedSkill], config: RuntimeConfig) -> Catalog
             if path is not None and path in folders:
                 uri = ui_uri(pkg.name, path)
                 cat.components[uri] = (pkg.name, path)
-            risk, _problem = api_risk(spec, config)  # the orchestrator reports a bad level (RUN024) on call
+            elif spec.meta is not None and spec.meta.ui is not None and spec.meta.ui.page_path:
+                # A handoff API has no component: the card view shows its handoff card instead.
+                uri = handoff_uri(pkg.name)
+                if cat.components.setdefault(uri, (pkg.name, HANDOFF_VIEW)) != (pkg.name, HANDOFF_VIEW):
+                    uri = None  # a component of the same name took the address
+            risk, _problem = api_risk(spec, config, pkg)  # the orchestrator reports a bad level (RUN024) on call
             cat.apis[tool] = ServedApi(tool, pkg.name, spec, risk, open_world, uri)
     cat.diagnostics = list(sink)
     return cat

@@ -4,6 +4,12 @@ A tool result carries the AtomicApiResult's ``content`` and ``structuredContent`
 ``_meta`` and everything the card view needs (the Render IR, the card id, the tool that takes
 taps, the tool names its api/call blocks map to, a CardSpec fallback) go into the result's
 ``_meta`` and never into ``content``.
+
+A handoff (the API asks WeChat to open a page of the mini program) is shown three ways: a text
+block the model reads (the route, the query), ``structuredContent.handoff`` when the API returned
+no structuredContent of its own (otherwise its outputSchema would no longer hold), and in
+``_meta``: the handoff itself and, when no component card is bound, a CardSpec handoff card with
+an "Open in mini program" action.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ from mcp_types import CallToolResult, ContentBlock, InputRequiredResult, TextCon
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from skillc.backends.cardspec_backend import new_card
 from skillc.backends.cardspec_fallback import fallback_card
 from skillc.diagnostics import Diagnostic
+from skillc.runtime.api.result import Handoff, handoff_of
 from skillc.runtime.api.values import clean, replaced_note
 from skillc.runtime.cards.card_models import CallOutcome, EventOutcome
 from skillc.runtime.contracts import ContentBlock as ApiBlock
@@ -27,6 +35,8 @@ CARD_META = "skillc/card"
 FALLBACK_META = "skillc/fallback"
 ACTIONS_META = "skillc/actions"
 DIAGNOSTICS_META = "skillc/diagnostics"
+HANDOFF_META = "skillc/handoff"
+OPEN_PAGE_ACTION = "skillc.openMiniProgramPage"
 
 _BLOCK: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
 
@@ -65,6 +75,15 @@ def call_result(outcome: CallOutcome, tools: dict[str, str]) -> CallToolResult:
             "reason": f.reason,
             "componentPath": f.component_path,
         }
+    structured = result.structured_content
+    handoff = handoff_of(result)
+    if handoff is not None:
+        content.append(TextContent(text=handoff_text(handoff)))
+        meta[HANDOFF_META] = handoff.wire()
+        if structured is None:
+            structured = {"handoff": handoff.wire()}
+        if card is None and outcome.fallback is None:
+            meta[FALLBACK_META] = {"card": handoff_card(handoff), "reason": "handoff", "componentPath": None}
     if outcome.actions:
         meta[ACTIONS_META] = [a.wire() for a in outcome.actions]
     diagnostics = outcome.api.diagnostics + outcome.diagnostics
@@ -72,10 +91,49 @@ def call_result(outcome: CallOutcome, tools: dict[str, str]) -> CallToolResult:
         meta[DIAGNOSTICS_META] = _wire_diagnostics(diagnostics)
     return CallToolResult(
         content=content,
-        structured_content=result.structured_content,
+        structured_content=structured,
         is_error=False,
         _meta=meta or None,
     )
+
+
+def handoff_text(handoff: Handoff) -> str:
+    """What the model reads: where the user continues, and with which query."""
+    if handoff.path is None:
+        return f"Handoff (no page declared) with query {handoff.query or '(empty)'}."
+    query = f" with {handoff.query}" if handoff.query else ""
+    return f"Continue in the mini program: open {handoff.path}{query}."
+
+
+def handoff_card(handoff: Handoff) -> dict[str, Any]:
+    """An Adaptive Cards 1.5 card for a handoff: the route, the query, an "Open in mini program"
+    action. The action is an Action.Submit carrying the route: only a WeChat client can open a
+    mini-program page, so the host decides what the action does."""
+    facts = [{"title": "page", "value": handoff.path or "(none declared)"}]
+    facts += [{"title": key, "value": value} for key, value in list(handoff.params.items())[:20]]
+    body: list[dict[str, Any]] = [
+        {
+            "type": "TextBlock",
+            "text": "Continue in the mini program",
+            "size": "Medium",
+            "weight": "Bolder",
+            "wrap": True,
+        },
+        {"type": "FactSet", "facts": facts},
+    ]
+    card = new_card(body, handoff_text(handoff))
+    if handoff.path is not None:
+        # Views that draw only the body (skillc's MCP Apps card view) still show where it leads.
+        line = f"Open in mini program: {handoff.url}"
+        body.append({"type": "TextBlock", "text": line, "isSubtle": True, "wrap": True})
+        card["actions"] = [
+            {
+                "type": "Action.Submit",
+                "title": "Open in mini program",
+                "data": {"action": OPEN_PAGE_ACTION, "path": handoff.path, "query": handoff.query, "url": handoff.url},
+            }
+        ]
+    return card
 
 
 def event_result(outcome: EventOutcome) -> CallToolResult:

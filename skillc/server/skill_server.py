@@ -9,7 +9,10 @@ concurrently on their worker threads.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -32,6 +35,7 @@ from mcp_types import (
 )
 
 from skillc import __version__
+from skillc.diagnostics import Diagnostic, Span
 from skillc.ir.viewport import Viewport
 from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_host import CardHost
@@ -43,6 +47,8 @@ from skillc.server.results import call_result, event_result, wire_safe
 from skillc.server.tools import APP_MIME_TYPE, CardEventArgs, ServedApi, card_event_tool, tool_for
 from skillc.server.view import image_origins, view_html
 
+log = logging.getLogger("skillc.server")
+
 
 @dataclass
 class _Skill:
@@ -53,7 +59,11 @@ class _Skill:
 
 
 class SkillServer:
-    """Tools, resources and calls for a :class:`Catalogue`. Close it to stop the runtimes."""
+    """Tools, resources and calls for a :class:`Catalogue`. Close it to stop the runtimes.
+
+    A skill whose index.js cannot load is withdrawn from the catalogue (its tools and cards are
+    not advertised) with an SRV004 diagnostic in ``catalogue.diagnostics``; the others are served.
+    """
 
     def __init__(
         self,
@@ -67,9 +77,14 @@ class SkillServer:
         self.consent = consent or ConsentPolicy()
         self.session_id = f"serve-{uuid.uuid4().hex[:16]}"
         self._skills: dict[str, _Skill] = {}
-        for loaded in catalogue.skills:
+        for loaded in list(catalogue.skills):
             name = loaded.package.name
             runtime = ApiRuntime(loaded.package, config)
+            refusal = _load_refusal(runtime, loaded.display)
+            if refusal is not None:
+                runtime.close()
+                _withdraw(catalogue, name, refusal)
+                continue
             cards = CardHost(runtime, viewport=viewport or Viewport())
             self._skills[name] = _Skill(runtime, cards, image_origins(loaded.package), catalogue.tool_names(name))
         self._card_skill: dict[str, str] = {}
@@ -190,6 +205,36 @@ class SkillServer:
         for skill in self._skills.values():
             await skill.cards.close()
             skill.runtime.close()
+
+
+def _load_refusal(runtime: ApiRuntime, display: str) -> Diagnostic | None:
+    """SRV004 when the skill's index.js cannot load: every call would fail with RUN001, so its tools
+    would only advertise what cannot run."""
+    # A thread of its own: the server may be built inside a running event loop (tests, embedders).
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillc-load-check") as pool:
+        report = pool.submit(asyncio.run, runtime.load()).result()
+    failed = next((d for d in report.diagnostics if d.code == "RUN001"), None)
+    if failed is None:
+        return None
+    where = next((c for c in report.console if c.level == "error" and c.file and c.line), None)
+    span = Span.point(where.line, where.column or 1) if where is not None and where.line else None
+    file = where.file if where is not None else failed.file
+    return Diagnostic.make(
+        "SRV004",
+        f"{runtime.package.name} is not served: {failed.message}; none of its tools are advertised",
+        file=f"{display}/{file}" if file else display,
+        span=span,
+        hint=f"run `skillc check {display}`",
+    )
+
+
+def _withdraw(catalogue: Catalogue, skill: str, refusal: Diagnostic) -> None:
+    """Take a skill that cannot load out of the catalogue the server (and `skillc serve`) reads."""
+    log.warning("%s", refusal.message)
+    catalogue.skills = [s for s in catalogue.skills if s.package.name != skill]
+    catalogue.apis = {t: a for t, a in catalogue.apis.items() if a.skill != skill}
+    catalogue.components = {u: c for u, c in catalogue.components.items() if c[0] != skill}
+    catalogue.diagnostics.append(refusal)
 
 
 def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:

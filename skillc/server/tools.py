@@ -1,10 +1,11 @@
 """mcp.json APIs as MCP tool definitions: names, schemas, annotations from the risk level, ui links.
 
-The risk level decides the annotations a client shows its user: L0/L1 are read-only, nothing
-skillc serves is destructive (an L3/L4 API asks for consent instead), and an API of a skill whose
-code calls ``wx.request`` reaches the open world. Whether a skill calls ``wx.request`` is read
-from its API code (index.js and every .js outside components/), not from each handler alone,
-because handlers share modules freely.
+The risk level decides the annotations a client shows its user: only L0 is read-only (a level is
+L0 only when pinned so, or when the API was shown to be a read: frontend/risk.py infers L1 for an
+API nothing shows to be one), L3/L4 are destructive (money, commitments, identity; they also ask
+for consent), and an API of a skill whose code calls ``wx.request`` reaches the open world.
+Whether a skill calls ``wx.request`` is read from its API code (index.js and every .js outside
+components/), not from each handler alone, because handlers share modules freely.
 """
 
 from __future__ import annotations
@@ -25,7 +26,17 @@ from skillc.runtime.cards.card_models import CardEventView
 from skillc.runtime.contracts import RiskLevel
 from skillc.server.registry import output_schema
 
-__all__ = ["APP_MIME_TYPE", "CARD_EVENT_TOOL", "CardEventArgs", "ServedApi", "card_event_tool", "tool_for", "ui_uri"]
+__all__ = [
+    "APP_MIME_TYPE",
+    "CARD_EVENT_TOOL",
+    "HANDOFF_VIEW",
+    "CardEventArgs",
+    "ServedApi",
+    "card_event_tool",
+    "handoff_uri",
+    "tool_for",
+    "ui_uri",
+]
 
 CARD_EVENT_TOOL = "skillc_card_event"
 _WX_REQUEST = re.compile(r"\bwx\s*\.\s*request\b")
@@ -37,6 +48,15 @@ def uses_wx_request(package: SkillPackage) -> bool:
         path.endswith(".js") and not path.startswith("components/") and _WX_REQUEST.search(text)
         for path, text in package.sources.items()
     )
+
+
+# The card view's "component" for handoff APIs: it renders the CardSpec handoff card of a result.
+HANDOFF_VIEW = "handoff/page"
+
+
+def handoff_uri(skill: str) -> str:
+    """``ui://<skill>/handoff-page``: the MCP Apps view of a skill's handoff results."""
+    return ui_uri(skill, HANDOFF_VIEW)
 
 
 def ui_uri(skill: str, component_path: str) -> str:
@@ -61,8 +81,8 @@ class ServedApi:
 def tool_for(api: ServedApi) -> Tool:
     spec = api.spec
     annotations = ToolAnnotations(
-        read_only_hint=api.risk.rank <= 1,
-        destructive_hint=False,
+        read_only_hint=api.risk is RiskLevel.L0,
+        destructive_hint=api.risk.needs_approval,
         open_world_hint=api.open_world,
     )
     meta: dict[str, Any] = {"skillc/risk": api.risk.value, "skillc/skill": api.skill, "skillc/api": spec.name}

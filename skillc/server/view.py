@@ -14,7 +14,7 @@ from functools import cache
 from html import escape
 from importlib.resources import files
 
-from skillc.backends.html_backend import BASE_CSS, DOM_RULES
+from skillc.backends.html_backend import BASE_CSS, COLLAPSIBLE_CSS, DOM_RULES
 from skillc.frontend.package import SkillPackage
 
 _ORIGIN = re.compile(r"https://[A-Za-z0-9.-]+(?::\d+)?")
@@ -34,7 +34,9 @@ def view_html(skill: str, component_path: str, uri: str) -> str:
     config = {"skill": skill, "componentPath": component_path, "uri": uri, "dom": DOM_RULES}
     return (
         _static("card-view.html")
-        .replace("/*__SKILLC_BASE_CSS__*/", BASE_CSS)
+        # One view page serves every card the component renders, and a patch may add a
+        # collapsible-view later: its rules are always there (they match nothing else).
+        .replace("/*__SKILLC_BASE_CSS__*/", BASE_CSS + COLLAPSIBLE_CSS)
         .replace("__SKILLC_CONFIG__", _script_json(config))
         .replace("/*__SKILLC_VIEW_JS__*/", _static("card-view.js").replace("</", "<\\/"))
         .replace("__SKILLC_TITLE__", escape(f"{skill} · {component_path}"))

@@ -101,10 +101,11 @@ def test_the_server_survives_an_escape_and_keeps_serving(tmp_path: Path) -> None
         tmp_path, "escape", RUN_INDEX, [api("run")], files={"apis/run.js": ESCAPES["host-call"] + HANDLER}
     )
     with serve(attacker, benign_skill(tmp_path), state=tmp_path / "state") as served:
-        for _ in range(3):  # every call of the skill, not only the first
+        # its index.js cannot load, so its tools are not advertised (SRV004, tests/test_js_syntax.py)
+        for _ in range(3):
             answer = served.call("run")
             assert answer.status == 200 and answer.result["isError"] is True
-            assert NOT_A_BODY in answer.text
+            assert answer.text == "Unknown tool: run (tools: ping)"
         assert served.call("ping").text == "pong"
 
 

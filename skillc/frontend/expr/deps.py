@@ -6,10 +6,12 @@ other node contributes the paths of its children. Nothing is evaluated.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from skillc.frontend.expr import nodes
 from skillc.frontend.expr.nodes import Expr
 
-__all__ = ["dependencies"]
+__all__ = ["called_names", "dependencies"]
 
 
 def dependencies(expr: Expr) -> frozenset[tuple[str | int, ...]]:
@@ -46,6 +48,27 @@ def _static_path(expr: Expr) -> tuple[str | int, ...] | None:
             node = node.obj
         else:
             return None
+
+
+def called_names(expr: Expr) -> frozenset[str]:
+    """The names an expression only calls as plain functions (``formatPrice`` in
+    ``formatPrice(p)``, not ``shown`` in ``shown(1) + shown``): WeChat renders such a call as
+    empty, so the name is never read as data."""
+    called: set[int] = set()
+    idents: list[nodes.Ident] = []
+    stack: list[object] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.Call) and isinstance(node.callee, nodes.Ident):
+            called.add(id(node.callee))
+        if isinstance(node, nodes.Ident):
+            idents.append(node)
+        if isinstance(node, tuple):
+            stack.extend(node)
+        elif isinstance(node, Expr | nodes.Property):
+            stack.extend(getattr(node, f.name) for f in fields(node) if f.name != "span")
+    read = {i.name for i in idents if id(i) not in called}
+    return frozenset(i.name for i in idents if id(i) in called and i.name not in read)
 
 
 def _collect(expr: Expr, found: set[tuple[str | int, ...]]) -> None:

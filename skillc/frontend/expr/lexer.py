@@ -8,10 +8,11 @@ non-ASCII names, backslash escapes, leading zeros) and hands the parser a list o
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Final, NamedTuple
 
-from skillc.diagnostics import DiagnosticSink, Span
+from skillc.diagnostics import DiagnosticSink, Severity, Span
 from skillc.frontend.expr.nodes import UNDEFINED, LiteralValue
 from skillc.frontend.source import LineIndex
 
@@ -102,13 +103,14 @@ class _Abort(Exception):
 
 
 class _Lexer:
-    __slots__ = ("_file", "_loc", "_sink", "_src", "_toks")
+    __slots__ = ("_attribute", "_file", "_loc", "_sink", "_src", "_toks")
 
-    def __init__(self, src: str, file: str, loc: _Locator, sink: DiagnosticSink) -> None:
+    def __init__(self, src: str, file: str, loc: _Locator, sink: DiagnosticSink, attribute: bool = False) -> None:
         self._src = src
         self._file = file
         self._loc = loc
         self._sink = sink
+        self._attribute = attribute  # inside an attribute value, where wcc reads escapes differently
         self._toks: list[_Tok] = []
 
     # -- diagnostics ---------------------------------------------------------------------
@@ -166,7 +168,20 @@ class _Lexer:
             elif kind == "str":
                 text = m.group()
                 body = text[1:-1]
-                if "\\" in body:
+                refused = _attribute_refuses(body) if self._attribute and "\\" in body else None
+                if refused is not None:
+                    # In an attribute value wcc fails to compile \' \" and \n (text takes them).
+                    self._sink.emit(
+                        "EXPR013",
+                        f"backslash escape {refused!r} in a string literal of an attribute value: "
+                        "WeChat's compiler refuses it",
+                        file=self._file,
+                        span=self._loc.span(pos, end),
+                        hint="use the other quote character, or put the text in data",
+                        severity=Severity.ERROR,
+                    )
+                    body = _decode_string(body)
+                elif "\\" in body:
                     self._report(
                         "EXPR013",
                         "backslash escape in a string literal: WeChat does not decode it like JavaScript",
@@ -205,14 +220,18 @@ class _Lexer:
             raise self._fail("EXPR001", f"invalid number {text!r}", start, end)
         digits = text[: len(text) - len(tail)]
         if len(digits) > MAX_NUMBER_DIGITS:
-            # Beyond a double's range (and int() refuses more than 4300 digits).
-            raise self._fail(
+            # wcc compiles it and JavaScript reads it as a double (Infinity once past 1.8e308);
+            # float() does the same without int()'s 4300-digit limit.
+            value_long = _long_number(digits)
+            self._report(
                 "EXPR016",
-                f"number literal of {len(digits)} characters is too long (at most {MAX_NUMBER_DIGITS})",
+                f"number literal of {len(digits)} characters (more than {MAX_NUMBER_DIGITS}); "
+                f"WeChat reads it as {_js_number(value_long)}",
                 start,
                 end,
                 "compute the number in setData",
             )
+            return _Tok(_NUM, text, start, end, value_long)
         value: int | float
         if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
             # Sloppy-mode JavaScript (which runs wcc's output) reads 010 as octal 8 and 09 as 9.
@@ -238,6 +257,35 @@ class _Lexer:
             if value > 2**53:
                 value = float(value)
         return _Tok(_NUM, text, start, end, value)
+
+
+def _attribute_refuses(body: str) -> str | None:
+    """The first escape of a string body that wcc refuses inside an attribute value, if any."""
+    i = body.find("\\")
+    while 0 <= i < len(body) - 1:
+        esc = body[i : i + 2]
+        if esc[1] in "'\"n":
+            return esc
+        i = body.find("\\", i + 2)
+    return None
+
+
+def _long_number(digits: str) -> float:
+    whole, _, frac = digits.partition(".")
+    if not frac and len(whole) > 1 and whole[0] == "0" and all(c in "01234567" for c in whole):
+        try:  # sloppy-mode octal, as for short literals
+            return float(int(whole, 8))
+        except OverflowError:
+            return math.inf
+    return float(digits)
+
+
+def _js_number(value: float) -> str:
+    """``String(value)`` of JavaScript, for the message (1e-7, not Python's 1e-07)."""
+    if math.isinf(value):
+        return "Infinity"
+    text = _fmt(value) if 1e-6 <= abs(value) < 1e21 or value == 0 else repr(value)
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", text)
 
 
 def _fmt(value: int | float) -> str:

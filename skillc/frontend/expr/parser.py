@@ -60,8 +60,8 @@ _UNARY: Final = frozenset({"!", "-", "~", "+"})
 class _Parser(_Lexer):
     __slots__ = ("_i", "_nesting")
 
-    def __init__(self, src: str, file: str, loc: _Locator, sink: DiagnosticSink) -> None:
-        super().__init__(src, file, loc, sink)
+    def __init__(self, src: str, file: str, loc: _Locator, sink: DiagnosticSink, attribute: bool = False) -> None:
+        super().__init__(src, file, loc, sink, attribute)
         self._nesting = 0
         self._i = 0
 
@@ -271,9 +271,13 @@ class _Parser(_Lexer):
                     args.append(arg)
                     depths.append(da)
                     if not self._is_op(")"):
-                        self._expect(",", "',' or ')'")
+                        comma = self._expect(",", "',' or ')'")
+                        if self._is_op(")"):
+                            raise self._fail("EXPR001", "trailing comma in a call", comma.start, comma.end)
                 close = self._next()
                 expr = nodes.Call(self._sp(tok.start, close.end), expr, tuple(args))
+                # wcc compiles a call and evaluates it to undefined (cards have no WXS), so the
+                # card still renders: a warning at the call, not a refused card.
                 self._report(
                     "EXPR006",
                     "function calls are not supported in WXML expressions; WeChat renders them as empty",
@@ -397,15 +401,17 @@ def parse_expression(
     column: int,
     sink: DiagnosticSink,
     object_form: bool = False,
+    attribute: bool = False,
 ) -> Expr | None:
     """Parse the text between ``{{`` and ``}}``. (line, column) is the position of source[0].
 
-    ``object_form`` parses the brace-less object of ``<template data="{{a, b: c, ...d}}">``.
+    ``object_form`` parses the brace-less object of ``<template data="{{a, b: c, ...d}}">``;
+    ``attribute`` says the mustache sits in an attribute value, where wcc refuses more escapes.
     Returns None when a syntax error stopped the parse. Unsupported-but-parseable features
     (calls, unary ``+``, array spread, member access on literals) are reported and the tree
     is still returned, so later stages can keep going.
     """
-    parser = _Parser(source, file, _Locator(source, line, column), sink)
+    parser = _Parser(source, file, _Locator(source, line, column), sink, attribute)
     try:
         parser.tokenize()
         return parser.parse_root(object_form)

@@ -6,8 +6,9 @@ at the stop token and, in 1.5.1, with a broken message). Unsupported selectors a
 properties are reported once, here, and marked so later phases drop them silently.
 
 By module, each importing only those before it: ``values`` (typed CSS values), ``nodes``
-(the stylesheet tree), ``card_rules`` (what cards support), ``tokens`` (tinycss2 tokens
-located in the source), ``reader`` and the ``selectors``, ``declarations`` and ``media``
+(the stylesheet tree), ``card_rules`` (what cards support, and what WeChat's validator refuses),
+``tokens`` (tinycss2 tokens located in the source), ``grammar`` (each supported property's value
+grammar), ``reader`` and the ``selectors``, ``declarations`` and ``media``
 readers, ``parser`` (``parse_wxss``, ``parse_style_attribute``) and ``json_view``.
 """
 

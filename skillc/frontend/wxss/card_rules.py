@@ -43,7 +43,7 @@ _PROPERTY_HINTS: dict[str, str] = {
     "float": "use display: flex",
     "clear": "use display: flex",
     "overflow": "a card clips its content at its fixed height; remove overflow",
-    "gap": "use margins on the children",
+    "gap": "use margins on the children (margin-right on all but the last, or a class from the wx:for index)",
     "cursor": "cards are touch-only",
     "text-decoration": "cards cannot draw text decorations; use a border-bottom instead",
     "-webkit-line-clamp": "use -wx-line-clamp",
@@ -53,7 +53,6 @@ _PREFIX_HINTS: tuple[tuple[str, str], ...] = (
     ("animation", "cards do not animate"),
     ("transition", "cards do not animate"),
     ("grid", "use display: flex"),
-    ("overflow", _PROPERTY_HINTS["overflow"]),
     ("row-gap", _PROPERTY_HINTS["gap"]),
     ("column-gap", _PROPERTY_HINTS["gap"]),
     ("text-decoration", _PROPERTY_HINTS["text-decoration"]),
@@ -61,6 +60,7 @@ _PREFIX_HINTS: tuple[tuple[str, str], ...] = (
     ("border-spacing", "cards have no tables"),
     ("table-layout", "cards have no tables"),
 )
+_PROPERTY_HINTS["overflow-x"] = _PROPERTY_HINTS["overflow-y"] = _PROPERTY_HINTS["overflow"]
 _KNOWN_CSS = frozenset(_PROPERTY_HINTS) | {
     "content", "outline", "resize", "user-select", "will-change", "clip-path", "object-fit", "list-style",
     "columns", "column-count", "backdrop-filter", "mix-blend-mode", "isolation", "contain", "inset",
@@ -69,6 +69,24 @@ _KNOWN_CSS = frozenset(_PROPERTY_HINTS) | {
 
 _DISPLAY_OK = frozenset({"none", "inline", "inline-block", "block", "flex"})
 _POSITION_OK = frozenset({"relative", "absolute", "static"})
+
+# What WeChat's own validator fails a build for (notes/ai-mode-spec.md section 6, V005 in
+# v0.2.1 and in the newer O6b rules): these findings are errors; the rest of what cards
+# cannot render is skillc's own finding and stays a warning.
+_OFFICIAL_PROPERTIES = frozenset(
+    {"z-index", "float", "cursor", "gap", "row-gap", "column-gap", "overflow", "overflow-x", "overflow-y",
+     "-webkit-line-clamp", "-webkit-box-orient"}
+)  # fmt: skip
+_OFFICIAL_PREFIXES = ("text-decoration", "transition", "animation")
+_OFFICIAL_DISPLAY = frozenset(
+    {"grid", "inline-grid", "inline-flex", "-webkit-box", "-webkit-inline-box", "table", "inline-table"}
+    | {f"table-{p}" for p in ("row", "cell", "column", "caption", "row-group", "header-group", "footer-group",
+                              "column-group")}
+)  # fmt: skip
+_OFFICIAL_POSITION = frozenset({"fixed", "sticky", "-webkit-sticky"})
+# v0.2.1 means to let transitions of these through (its regex flags them anyway); O6b refuses
+# every transition. A card renders the end state either way, so skillc only warns on them.
+_TRANSITION_OK = frozenset({"opacity", "transform"})
 _BORDER_STYLE_BAD = frozenset({"dashed", "dotted", "double", "groove", "ridge", "inset", "outset", "hidden"})
 _BORDER_STYLE_PROPS = frozenset(
     {"border", "border-style"} | {f"border-{s}" for s in _SIDES} | {f"border-{s}-style" for s in _SIDES}
@@ -86,7 +104,16 @@ _PSEUDO_HINTS = {
     "first-child": "add a class to the first item in the template",
     "last-child": "add a class to the last item in the template (wx:for index)",
     "nth-child": "add a class from the wx:for index",
+    "first-of-type": "add a class to the first item in the template",
+    "last-of-type": "add a class to the last item in the template (wx:for index)",
+    "nth-of-type": "add a class from the wx:for index",
+    "before": "put the content in the template as its own element",
+    "after": "put the content in the template as its own element",
 }
+
+
+def _is_official_property(name: str) -> bool:
+    return name in _OFFICIAL_PROPERTIES or name.startswith(_OFFICIAL_PREFIXES)
 
 
 def _property_hint(name: str) -> str | None:

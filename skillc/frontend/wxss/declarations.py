@@ -1,7 +1,9 @@
 """Reading declaration lists, and typing their values and checking them against the card rules.
 
 A declaration cards cannot render (an unknown or unsupported property, var(), a refused
-unit or value) is reported once and kept with ``supported=False``.
+unit, a value that is not CSS for its property, or one cards do not render) is reported once
+and kept with ``supported=False``. What WeChat's own validator refuses is an error code
+(WXSS007/008/009); what only skillc knows cards lack is a warning code (WXSS019/020/022).
 """
 
 from __future__ import annotations
@@ -16,14 +18,19 @@ from skillc.frontend.wxss.card_rules import (
     _DISPLAY_OK,
     _GLOBAL_KEYWORDS,
     _KNOWN_CSS,
+    _OFFICIAL_DISPLAY,
+    _OFFICIAL_POSITION,
     _POSITION_OK,
+    _TRANSITION_OK,
     SUPPORTED_PROPERTIES,
     _is_color_name,
+    _is_official_property,
     _property_hint,
 )
+from skillc.frontend.wxss.grammar import check_value
 from skillc.frontend.wxss.nodes import Declaration
 from skillc.frontend.wxss.reader import _FileReader
-from skillc.frontend.wxss.tokens import Token, _significant
+from skillc.frontend.wxss.tokens import Token, _significant, _split
 from skillc.frontend.wxss.values import (
     LENGTH_UNITS,
     UNSUPPORTED_UNITS,
@@ -68,7 +75,7 @@ class _DeclarationReader(_FileReader):
             stmt = _significant(tokens[i:j])
             if kind == "at-keyword":
                 self.emit(
-                    "WXSS011",
+                    "WXSS011" if tok.lower_value.endswith("keyframes") else "WXSS021",
                     f"@{tok.value} inside a rule is not supported in cards; it is ignored",
                     self.src.tok_span(tok),
                 )
@@ -133,42 +140,63 @@ class _DeclarationReader(_FileReader):
                 "WXSS009",
                 f"CSS variables are not supported in cards: '{raw_name}' is ignored",
                 self.src.tok_span(name_tok),
-                hint="write the value where it is used",
+                hint=_VAR_HINT,
             )
             supported = False
         elif name not in SUPPORTED_PROPERTIES:
-            self._unsupported_property(raw_name, name, self.src.tok_span(name_tok))
+            self._unsupported_property(raw_name, name, self.src.tok_span(name_tok), sig)
             supported = False
         elif supported:
             supported = self._check_value(name, sig)
         return Declaration(name, parts, important, span, supported)
 
-    def _unsupported_property(self, raw_name: str, name: str, span: Span) -> None:
+    def _unsupported_property(self, raw_name: str, name: str, span: Span, sig: Sequence[Token]) -> None:
         hint = _property_hint(name)
-        if hint is not None or name in _KNOWN_CSS or name.startswith("-"):
+        if _is_official_property(name):
+            if name in ("transition", "transition-property") and _transition_of_allowed(sig):
+                self.emit("WXSS019", f"'{raw_name}' is not supported in cards; the declaration is ignored", span,
+                          _TRANSITION_HINT)  # fmt: skip
+                return
             self.emit("WXSS007", f"'{raw_name}' is not supported in cards; the declaration is ignored", span, hint)
+            return
+        if hint is not None or name in _KNOWN_CSS or name.startswith("-"):
+            self.emit("WXSS019", f"'{raw_name}' is not supported in cards; the declaration is ignored", span, hint)
             return
         close = difflib.get_close_matches(name, SUPPORTED_PROPERTIES, n=1, cutoff=0.75)
         self.emit(
-            "WXSS007",
+            "WXSS019",
             f"unknown property '{raw_name}'; the declaration is ignored",
             span,
             hint=f"did you mean '{close[0]}'?" if close else None,
         )
 
     def _check_value(self, name: str, sig: Sequence[Token]) -> bool:
-        """Values cards cannot render although the property is allowed."""
+        """Is the value CSS for this property (WXSS022), and one cards render (WXSS008, WXSS020)?"""
         first = sig[0]
         keyword = first.lower_value if first.type == "ident" else None
-        if keyword in _GLOBAL_KEYWORDS:
+        if keyword in _GLOBAL_KEYWORDS and len(sig) == 1:
             return True
+        problem = check_value(name, sig)
+        if problem is not None and self.pruned:
+            return False
+        if problem is not None:
+            expected, hint = problem
+            self.emit(
+                "WXSS022",
+                f"'{_clip(self.text_of(sig), 48)}' is not a valid {name}: expected {expected}; "
+                "the declaration is ignored",
+                self.src.tok_span(sig[0], sig[-1]),
+                hint,
+            )
+            return False
         if name == "display" and keyword is not None and keyword not in _DISPLAY_OK:
-            hint = "use display: flex" if keyword in ("grid", "inline-grid", "inline-flex", "-webkit-box") else None
-            self.emit("WXSS008", f"display: {keyword} is not supported in cards", self.src.tok_span(first), hint)
+            hint = "use display: flex" if keyword in _OFFICIAL_DISPLAY and not keyword.startswith("table") else None
+            code = "WXSS008" if keyword in _OFFICIAL_DISPLAY else "WXSS020"
+            self.emit(code, f"display: {keyword} is not supported in cards", self.src.tok_span(first), hint)
             return False
         if name == "position" and keyword is not None and keyword not in _POSITION_OK:
             self.emit(
-                "WXSS008",
+                "WXSS008" if keyword in _OFFICIAL_POSITION else "WXSS020",
                 f"position: {keyword} is not supported in cards",
                 self.src.tok_span(first),
                 hint="a card does not scroll; use position: relative or absolute",
@@ -178,7 +206,7 @@ class _DeclarationReader(_FileReader):
             for tok in sig:
                 if tok.type == "ident" and tok.lower_value in _BORDER_STYLE_BAD:
                     self.emit(
-                        "WXSS008",
+                        "WXSS020",
                         f"border style '{tok.lower_value}' is not supported in cards (only solid and none)",
                         self.src.tok_span(tok),
                     )
@@ -187,12 +215,31 @@ class _DeclarationReader(_FileReader):
             for tok in sig:
                 if tok.type == "function" and tok.lower_name != "blur":
                     self.emit(
-                        "WXSS008",
+                        "WXSS020",
                         f"filter {tok.lower_name}() is not supported in cards (only blur())",
                         self.src.tok_span(tok),
                     )
                     return False
         return True
+
+
+_VAR_HINT = "write the literal value where it is used, or a class per theme (.dark .title { color: ... })"
+_TRANSITION_HINT = (
+    "WeChat's v0.2.1 validator means to allow transitions of opacity and transform (its check flags "
+    "them anyway); the newer official rules refuse every transition: remove it to pass both"
+)
+_TIMING = frozenset(
+    {"ease", "linear", "ease-in", "ease-out", "ease-in-out", "step-start", "step-end", "normal", "allow-discrete"}
+)
+
+
+def _transition_of_allowed(sig: Sequence[Token]) -> bool:
+    """``transition`` / ``transition-property`` naming only opacity and transform."""
+    for part in _split(list(sig), ","):
+        names = [t.lower_value for t in part if t.type == "ident" and t.lower_value not in _TIMING]
+        if len(names) != 1 or names[0] not in _TRANSITION_OK:
+            return False
+    return True
 
 
 def _colon_follows(tokens: Sequence[Token], i: int) -> bool:
@@ -206,8 +253,8 @@ def _colon_follows(tokens: Sequence[Token], i: int) -> bool:
 MAX_NUMBER = 1e15
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= 24 else f"{text[:12]}...{text[-6:]}"
+def _clip(text: str, most: int = 24) -> str:
+    return text if len(text) <= most else f"{text[: most // 2]}...{text[-most // 4 :]}"
 
 
 class _ValueCheck:
@@ -276,7 +323,7 @@ class _ValueCheck:
                         "WXSS009",
                         "CSS variables are not supported in cards: var() cannot be resolved; "
                         "the declaration is ignored",
-                        "write the value itself",
+                        _VAR_HINT,
                     )
                 if name == "url":
                     args = _significant(tok.arguments)

@@ -95,6 +95,7 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
         """Blocks nested deeper than MAX_NESTING are emptied before anything reads them."""
         deep = _prune(tokens)
         if deep is not None:
+            self.pruned = True
             start = self.src.tok_start(deep)
             self.emit(
                 "WXSS016",
@@ -221,9 +222,9 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
                 hint="remove the animation",
             )
         elif name in ("import", "font-face", "charset"):
-            self.emit("WXSS011", f"@{keyword.value} is only allowed at the top level of a file; it is ignored", span)
+            self.emit("WXSS021", f"@{keyword.value} is only allowed at the top level of a file; it is ignored", span)
         else:
-            self.emit("WXSS011", f"@{keyword.value} is not supported in cards; the rule is ignored", span)
+            self.emit("WXSS021", f"@{keyword.value} is not supported in cards; the rule is ignored", span)
 
     def import_rule(self, keyword: Token, prelude: Sequence[Token], media: tuple[MediaQueryList, ...]) -> None:
         sig = _significant(prelude)

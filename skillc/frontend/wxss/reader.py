@@ -27,6 +27,9 @@ class _FileReader:
         self.p = parser
         self.src = src
         self.file = file
+        # Blocks beyond MAX_NESTING were emptied (WXSS016): a value that then fails its grammar
+        # is dropped without a second, follow-on diagnostic.
+        self.pruned = False
 
     def emit(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
         self.p.sink.emit(code, message, file=self.file, span=span, hint=hint)

@@ -1,7 +1,8 @@
 """Reading selector lists into compound selectors joined by descendant combinators.
 
 Cards support ``.class``, ``#id``, ``tag`` and descendants of them; any other selector is
-reported (WXSS006, with a hint where one helps) and dropped from its rule.
+reported (WXSS006 where WeChat's validator refuses it, else WXSS018; with a hint where one
+helps) and dropped from its rule.
 """
 
 from __future__ import annotations
@@ -69,9 +70,9 @@ class _SelectorReader(_FileReader):
                 continue
             unsupported = self._unsupported_selector_part(toks, i)
             if unsupported is not None:
-                message, end_index, hint = unsupported
+                code, message, end_index, hint = unsupported
                 self.emit(
-                    "WXSS006",
+                    code,
                     f"{message} is not supported in cards; the selector '{self.text_of(sig)}' is ignored",
                     self.src.tok_span(tok, toks[end_index]),
                     hint=hint,
@@ -92,18 +93,22 @@ class _SelectorReader(_FileReader):
         tags = sum(1 for c in compounds if c.tag)
         return Selector(tuple(compounds), (ids, cls, tags), self.src.tok_span(sig[0], sig[-1]), self.text_of(sig))
 
-    def _unsupported_selector_part(self, toks: Sequence[Token], i: int) -> tuple[str, int, str | None] | None:
+    def _unsupported_selector_part(self, toks: Sequence[Token], i: int) -> tuple[str, str, int, str | None] | None:
+        """(code, what, last token index, hint): WXSS006 for what WeChat's V006 refuses (its check
+        matches ``[attr=``, combinators and pseudo selectors), WXSS018 for what only cards lack."""
         tok = toks[i]
         if tok.type == "[] block":
-            return "attribute selector", i, "add a class to the element instead"
+            matcher = any(t.type == "literal" and t.value.endswith("=") for t in tok.content)
+            code = "WXSS006" if matcher else "WXSS018"
+            return code, "attribute selector", i, "add a class to the element instead"
         if tok.type != "literal":
             return None
         if tok.value in (">", "+", "~"):
             names = {">": "child combinator '>'", "+": "adjacent sibling combinator '+'", "~": "sibling combinator '~'"}
             hint = "use a descendant selector (a space) or a class on the element"
-            return names[tok.value], i, hint
+            return "WXSS006", names[tok.value], i, hint
         if tok.value == "*":
-            return "universal selector '*'", i, "name the elements with a class"
+            return "WXSS018", "universal selector '*'", i, "name the elements with a class"
         if tok.value == ":":
             j = i + 1
             element = j < len(toks) and toks[j].type == "literal" and toks[j].value == ":"
@@ -112,6 +117,6 @@ class _SelectorReader(_FileReader):
             if j < len(toks) and toks[j].type in ("ident", "function"):
                 name = toks[j].lower_value if toks[j].type == "ident" else toks[j].lower_name
                 label = f"pseudo-element '::{name}'" if element else f"pseudo-class ':{name}'"
-                return label, j, _PSEUDO_HINTS.get(name)
+                return "WXSS006", label, j, _PSEUDO_HINTS.get(name)
             return None
         return None

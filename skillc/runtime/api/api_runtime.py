@@ -26,6 +26,7 @@ from typing import Any
 from skillc.diagnostics import Diagnostic, Span
 from skillc.frontend.manifest import ApiSpec
 from skillc.frontend.package import SkillPackage
+from skillc.frontend.risk import assess
 from skillc.ir.render import copy_json
 from skillc.runtime.api.api_vm import VmRun, run_api
 from skillc.runtime.api.audit import AuditLog, arguments_digest
@@ -58,21 +59,23 @@ def _span(line: int | None, column: int | None) -> Span | None:
     return Span.point(line, column or 1) if line and line >= 1 else None
 
 
-def api_risk(spec: ApiSpec, config: RuntimeConfig) -> tuple[RiskLevel, str | None]:
-    """The risk level of an API: configuration, then ``_meta.x_skillc.risk``, else the default.
+def api_risk(spec: ApiSpec, config: RuntimeConfig, package: SkillPackage | None = None) -> tuple[RiskLevel, str | None]:
+    """The risk level of an API: configuration, then a pinned level (``_meta.x_skillc.risk``,
+    ``_meta.anp.risk``, ``x_anp.risk``), else the level inferred from its name, description and,
+    given the package, the code its handler runs (frontend/risk.py), never below
+    ``config.default_risk``.
 
-    A value that is not a level counts as L4; the second item then says what was wrong.
+    A pinned value that is not a level counts as L4; the second item then says what was wrong.
     """
     if spec.name in config.risk_overrides:
         return config.risk_overrides[spec.name], None
-    vendor = spec.vendor_meta.get("x_skillc")
-    raw = vendor.get("risk") if isinstance(vendor, dict) else None
-    if raw is None:
-        return config.default_risk, None
-    try:
-        return RiskLevel(raw), None
-    except ValueError:
-        return RiskLevel.L4, f"{spec.name}: _meta.x_skillc.risk is {raw!r}, not one of L0-L4; treated as L4"
+    found = assess(spec, package.sources if package else None, package.code_root if package else None)
+    if found.pinned is not None:
+        if found.invalid is not None:
+            return RiskLevel.L4, f"{spec.name}: {found.pinned} is {found.invalid!r}, not one of L0-L4; treated as L4"
+        return RiskLevel(found.level), None
+    inferred = RiskLevel(found.level)
+    return max(inferred, config.default_risk, key=lambda level: level.rank), None
 
 
 def _stopped(api_name: str, seconds: float) -> str:
@@ -277,7 +280,7 @@ class ApiRuntime:
             declared = ", ".join(a.name for a in self.package.manifest.apis) if self.package.manifest else ""
             return chain.fail("RUN011", f'no API named "{api_name}" is declared in mcp.json (declared: {declared})')
         chain.spec = spec
-        chain.risk, problem = api_risk(spec, self.config)
+        chain.risk, problem = api_risk(spec, self.config, self.package)
         if problem is not None:
             chain.diagnostics.append(Diagnostic.make("RUN024", problem, file="mcp.json"))
         chain.context = (context or self.context()).model_copy(update={"api_name": api_name})
@@ -405,7 +408,8 @@ class _Chain:
         diags = self.diagnostics + run.diagnostics
         audit = AuditOutcome.ERROR
         if run.state == "returned":
-            normal = normalise_json(self.api_name, run.value_json, self.runtime.depth_limit)
+            page = spec.meta.ui.page_path if spec.meta and spec.meta.ui else None
+            normal = normalise_json(self.api_name, run.value_json, self.runtime.depth_limit, page_path=page)
             result = normal.result
             diags += normal.diagnostics
             if not result.is_error:

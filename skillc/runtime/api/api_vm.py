@@ -21,6 +21,7 @@ from skillc.runtime.contracts import ApiCallContext, CardAction, ConsoleEntry, R
 from skillc.runtime.host.api_host import ApiHost
 from skillc.runtime.host.calls import WX_JS
 from skillc.runtime.host.storage import Storage
+from skillc.runtime.host.unavailable import stubs_json
 from skillc.runtime.sandbox.engine import EngineLimits, FaultKind, JsFault, JsFile, JsSession, classify
 from skillc.runtime.sandbox.modules import JsError, SkillCode, boot, define_modules
 from skillc.runtime.sandbox.native import Deadline
@@ -77,7 +78,12 @@ def run_api(
 def _drive(
     session: JsSession, code: SkillCode, api_name: str | None, arguments: dict[str, Any], context: ApiCallContext
 ) -> VmRun:
-    boot(session, WX_JS, API_VM_JS)
+    boot(session, WX_JS)
+    # The stubs of the wx APIs skillc lacks, before api_vm.js builds the context's wx from them.
+    session.call(session.pick("setUnavailable"), stubs_json("api"))
+    error = session.run_script(API_VM_JS.source, API_VM_JS.filename)
+    if error is not None:
+        raise JsFault(classify(error), error)
     define = session.pick("defineModule")
     define_json = session.pick("defineJson")
     run_main = session.pick("runMain")

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 
 from skillc.diagnostics import render_text
+from skillc.runtime.api.result import handoff_of
 from skillc.runtime.contracts import ApiCallOutcome
 
 
@@ -24,6 +25,11 @@ def render_outcome(outcome: ApiCallOutcome, sources: dict[str, str] | None = Non
         lines.extend("  " + t for t in text.splitlines())
     if result.meta:
         lines.append(f"_meta: {json.dumps(result.meta, ensure_ascii=False)}")
+    handoff = handoff_of(result)
+    if handoff is not None:
+        lines.append(f"handoff: open {handoff.url or '(no page)'} in the mini program")
+        if handoff.payload is not None:
+            lines.append(f"  payload: {json.dumps(handoff.payload, ensure_ascii=False)}")
     for action in outcome.card_actions:
         lines.append(f"card action: {json.dumps(action.wire(), ensure_ascii=False)}")
     if outcome.console:

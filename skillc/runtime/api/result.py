@@ -7,6 +7,10 @@ objects, and each of the three is at most 200 KB as JSON. A result that breaks a
 :func:`normalise_json` takes the JSON text the VM produced: a result nested deeper than
 :data:`~skillc.runtime.api.values.DEPTH_LIMIT` is refused before it is parsed (``RUN041``), and
 lone surrogates in any of its strings are replaced by U+FFFD (``RUN042``, a warning).
+
+Handoff mode: a result may carry ``handoff: {query, payload?, card?, path?}``, which asks WeChat to
+open the API's ``_meta.ui.pagePath`` (or ``handoff.path``) with that query. It is validated into a
+:class:`Handoff`; a bad shape is dropped with ``HND001`` and the rest of the result stands.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillc.diagnostics import Diagnostic
 from skillc.runtime.api.values import DEPTH_LIMIT, clean, json_depth, may_hold_surrogates, replaced_note, too_deep
@@ -23,6 +28,95 @@ from skillc.runtime.contracts import AtomicApiResult
 
 PART_LIMIT = 200 * 1024
 PARTS = (("content", "content"), ("structuredContent", "structuredContent"), ("_meta", "_meta"))
+
+
+class Handoff(BaseModel):
+    """A validated handoff: the page to open and its query, in one canonical form."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str | None = Field(description="the page route, '/pages/...'; None when the API names no page")
+    query: str = Field(description="the query string, 'a=1&b=2'")
+    params: dict[str, str] = Field(default_factory=dict, description="the query, key by key")
+    payload: Any = None
+    card: Any = None  # what the demo shows beside the page; its shape is not documented, so any JSON
+
+    @property
+    def url(self) -> str:
+        return f"{self.path or ''}{'?' + self.query if self.query else ''}"
+
+    def wire(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json", exclude_none=True)
+        data["url"] = self.url
+        return data
+
+
+def _js_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else type(value).__name__
+
+
+def _scalar(value: str | int | float | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _shape_problem(raw: Any) -> str | None:
+    """What is wrong with a handoff's shape, or None."""
+    if not isinstance(raw, dict):
+        return f"`handoff` must be an object {{query, payload?, card?}}, got {_js_type(raw)}"
+    query = raw.get("query")
+    if query is not None and not isinstance(query, (str, dict)):
+        return f"`handoff.query` must be a string 'a=1&b=2' or an object, got {_js_type(query)}"
+    if isinstance(query, dict):
+        for key, value in query.items():
+            if not isinstance(value, (str, int, float, bool)):
+                return f"`handoff.query.{key}` must be a string, number or boolean, got {_js_type(value)}"
+    if raw.get("path") is not None and not isinstance(raw["path"], str):
+        return f"`handoff.path` must be a string, got {_js_type(raw['path'])}"
+    return None
+
+
+def parse_handoff(api: str, raw: Any, page_path: str | None) -> tuple[Handoff | None, list[Diagnostic]]:
+    """The handoff of a result, or None and why (``HND001`` a bad shape); ``HND002`` when no page
+    is named. ``query`` may be a string (O6b) or an object of scalars (v0.2.1)."""
+    problem = _shape_problem(raw)
+    if problem is not None:
+        message = f"{api} returned an invalid handoff: {problem}; it is dropped"
+        hint = "return handoff: { query: 'id=1&from=agent', payload: {...} }"
+        return None, [Diagnostic.make("HND001", message, hint=hint)]
+    query_in = raw.get("query")
+    if isinstance(query_in, dict):
+        params = {str(k): _scalar(v) for k, v in query_in.items()}
+        query = urlencode(params)
+    else:
+        query = (query_in or "").lstrip("?")
+        params = dict(parse_qsl(query, keep_blank_values=True))
+    path = raw.get("path") or page_path
+    notes: list[Diagnostic] = []
+    if path is None:
+        message = f"{api} returned a handoff but declares no _meta.ui.pagePath; no page can open it"
+        notes.append(Diagnostic.make("HND002", message, file="mcp.json"))
+    handoff = Handoff(path=path, query=query, params=params, payload=raw.get("payload"), card=raw.get("card"))
+    return handoff, notes
+
+
+def handoff_of(result: AtomicApiResult) -> Handoff | None:
+    """The validated handoff a normalised result carries, if any."""
+    if not isinstance(result.handoff, dict) or result.is_error:
+        return None
+    try:
+        return Handoff.model_validate({k: v for k, v in result.handoff.items() if k != "url"})
+    except ValidationError:
+        return None
 
 
 @dataclass
@@ -35,7 +129,9 @@ def _size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
 
 
-def normalise_json(api: str, value_json: str | None, depth_limit: int = DEPTH_LIMIT) -> Normalised:
+def normalise_json(
+    api: str, value_json: str | None, depth_limit: int = DEPTH_LIMIT, *, page_path: str | None = None
+) -> Normalised:
     """The result from the VM's JSON text: depth bound first, then surrogates, then :func:`normalise`."""
     if value_json is None:
         return normalise(api, None)
@@ -55,12 +151,12 @@ def normalise_json(api: str, value_json: str | None, depth_limit: int = DEPTH_LI
         raw, replaced = clean(raw)
         if replaced:
             notes.append(Diagnostic.make("RUN042", f"{api}: {replaced_note(replaced, 'the result')}"))
-    normal = normalise(api, raw)
+    normal = normalise(api, raw, page_path=page_path)
     normal.diagnostics[:0] = notes
     return normal
 
 
-def normalise(api: str, raw: Any) -> Normalised:
+def normalise(api: str, raw: Any, *, page_path: str | None = None) -> Normalised:
     if not isinstance(raw, dict):
         got = "undefined" if raw is None else type(raw).__name__.replace("dict", "object").replace("list", "array")
         return _broken(api, f"returned {got}; an atomic API must return {{content: [{{type: 'text', text}}]}}")
@@ -91,6 +187,12 @@ def normalise(api: str, raw: Any) -> Normalised:
         return _broken(api, f"returned an invalid result: {err.errors()[0]['msg']}")
     if result.is_error:
         result.structured_content = None  # isError means no card; the data must not reach one
+        result.handoff = None  # nor a page
+        return Normalised(result)
+    if result.handoff is not None:
+        handoff, notes = parse_handoff(api, result.handoff, page_path)
+        result.handoff = handoff.wire() if handoff is not None else None
+        return Normalised(result, notes)
     return Normalised(result)
 
 

@@ -1,6 +1,6 @@
 """One card instance: its Component VM, its renderer, and its lifecycle.
 
-    mount:   created -> Input -> Result -> attached -> first Render IR -> (Overflow)
+    mount:   created -> attached -> Input -> Result -> first Render IR -> (Overflow)
     event:   tap / image load, error -> handler(s) -> setData -> incremental re-render -> patches
     expire:  Expire notification, timers cleared, marked expired (shows expiredText)
     close:   detached, timers cleared, context released
@@ -133,10 +133,12 @@ class Card:
             if vm is None:
                 return self._finish(step)
             phases: list[tuple[str, str, Callable[[], JsError | None]]] = [
+                # WeChat's order: the instance is created and attached, then the notifications
+                # arrive, so a card may set fallbacks in attached and override them from Result.
                 ("CMPVM002", "lifetimes.created", vm.create),
+                ("CMPVM002", "lifetimes.attached", lambda: vm.lifetime("attached")),
                 ("CMPVM003", "its Input notification handler", lambda: vm.notify("Input", {"input": arguments})),
                 ("CMPVM003", "its Result notification handler", lambda: vm.notify("Result", payload)),
-                ("CMPVM002", "lifetimes.attached", lambda: vm.lifetime("attached")),
             ]
             for code, where, run in phases:
                 err = run()
@@ -323,6 +325,9 @@ class Card:
         err = vm.load()
         if err is not None:
             self._fail(step, "CMPVM001", f"{main} failed to load: {self._describe(err)}", err)
+            # No instance exists, so no lifetime may run on it: close() only releases the context
+            # (a detached here would fail on the missing Component() and bury the real error).
+            self.dead = True
             return None
         return vm
 

@@ -2,7 +2,7 @@
 
     call:  ApiRuntime.call (declared, inputSchema, consent, VM, result rules, audit)
            -> isError: content only
-           -> bound component: mount a card (created, Input, Result, attached, Render IR)
+           -> bound component: mount a card (created, attached, Input, Result, Render IR)
               -> it throws or cannot render: a FallbackRequest (the caller builds the CardSpec)
            -> no component: a FallbackRequest from structuredContent, or plain text
     event: a tap or image load/error on a node -> handlers -> setData -> patches

@@ -283,6 +283,7 @@
   };
 
   function lifetime(name) {
+    if (def === null || inst === null) return undefined; // no instance: nothing to run it on
     const lt = def.lifetimes && typeof def.lifetimes[name] === 'function' ? def.lifetimes[name] : def[name];
     return typeof lt === 'function' ? lt.call(inst) : undefined;
   }

@@ -19,6 +19,7 @@ from typing import Any
 
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.host.calls import WX_JS, blocking
+from skillc.runtime.host.unavailable import stubs_json
 from skillc.runtime.sandbox.engine import EngineLimits, JsFault, JsFile, JsSession
 from skillc.runtime.sandbox.modules import JsError, SkillCode, boot, define_modules
 from skillc.runtime.sandbox.native import Deadline
@@ -29,6 +30,7 @@ COMPONENT_VM_JS = JsFile("skillc.runtime.cards", "component_vm.js")
 _DRIVERS = (
     "defineModule",
     "defineJson",
+    "setUnavailable",
     "runMain",
     "bootComponent",
     "create",
@@ -82,6 +84,7 @@ class ComponentVm:
         s = self._slice()
         boot(s, WX_JS, COMPONENT_VM_JS)
         self._fns = {name: s.pick(name) for name in _DRIVERS}
+        s.call(self._fns["setUnavailable"], stubs_json("card", self._dynamic))
         s.call(self._fns["bootComponent"], self._dynamic, self._max_index)
         s.seal()
         error = define_modules(s, self._code, self._fns["defineModule"], self._fns["defineJson"])

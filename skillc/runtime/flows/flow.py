@@ -25,6 +25,7 @@ from skillc.diagnostics import Diagnostic, Severity
 from skillc.ir.diff import Patch, patches_to_plain
 from skillc.ir.events import EventName
 from skillc.ir.render import RenderNode
+from skillc.runtime.api.result import Handoff, handoff_of
 from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.cards.card_models import (
     ApiCallAction,
@@ -99,6 +100,7 @@ class StepRecord(BaseModel):
     handled: list[str] = Field(default_factory=list)
     patches: list[Patch] = Field(default_factory=list)
     actions: list[ComponentAction] = Field(default_factory=list)
+    handoffs: list[Handoff] = Field(default_factory=list, description="pages the APIs asked WeChat to open")
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     failed: bool = False
 
@@ -116,6 +118,8 @@ class StepRecord(BaseModel):
             "patches": patches_to_plain(self.patches),
             "actions": [a.wire() for a in self.actions],
             "diagnostics": [d.model_dump(mode="json", exclude_none=True) for d in self.diagnostics],
+            # only when there is one: a flow without handoffs keeps the form it always had
+            **({"handoffs": [h.wire() for h in self.handoffs]} if self.handoffs else {}),
         }
 
 
@@ -182,6 +186,9 @@ class FlowRunner:
 
     def _take_call(self, record: StepRecord, outcome: CallOutcome) -> None:
         record.api.append(outcome.api)
+        handoff = handoff_of(outcome.api.result)
+        if handoff is not None:
+            record.handoffs.append(handoff)
         record.diagnostics += outcome.api.diagnostics + outcome.diagnostics
         record.actions += outcome.actions
         if outcome.card is not None:
@@ -215,8 +222,10 @@ class FlowRunner:
 
     @staticmethod
     def _fail(record: StepRecord, message: str) -> None:
+        # The step could not be taken at all (no such card, node or follow-up), so it reports an
+        # error: a step is FAILED exactly when it has an error, and a warning-only step passes.
         record.failed = True
-        record.diagnostics.append(Diagnostic.make("CMPVM012", message))
+        record.diagnostics.append(Diagnostic.make("CMPVM012", message, severity=Severity.ERROR))
 
 
 def _select(root: RenderNode, sel: NodeSelector, event: str) -> RenderNode | None:

@@ -8,6 +8,7 @@ from typing import Any
 from skillc.diagnostics import render_text
 from skillc.ir.diff import Patch, patches_to_plain
 from skillc.ir.render import TEXT, RenderNode
+from skillc.runtime.api.result import Handoff
 from skillc.runtime.cards.card_models import ComponentAction, SendFollowUpMessage
 from skillc.runtime.flows.flow import StepRecord
 
@@ -83,6 +84,8 @@ def render_flow(records: list[StepRecord], sources: dict[str, str] | None = None
                 f"~{card.content_height:.0f}px (max {dims.max_height}px)"
             )
             out.extend("    " + line for line in outline(doc.root))
+        for handoff in r.handoffs:
+            out.extend(handoff_lines(handoff))
         for i, fb in enumerate(r.fallbacks):
             out.append(f"  fallback card ({fb.reason})")
             if i < len(r.fallback_cards):
@@ -98,6 +101,18 @@ def render_flow(records: list[StepRecord], sources: dict[str, str] | None = None
             text = render_text(r.diagnostics, sources or {})
             out.extend("  " + line for line in text.rstrip("\n").splitlines())
     return "\n".join(out) + "\n"
+
+
+def handoff_lines(handoff: Handoff) -> list[str]:
+    """A handoff card as text: the route with its query, the payload, the action a user takes."""
+    lines = [f"  handoff card: {handoff.url or '(no page)'}"]
+    if handoff.params:
+        lines.append("    query " + json.dumps(handoff.params, ensure_ascii=False, sort_keys=True))
+    if handoff.payload is not None:
+        lines.append("    payload " + json.dumps(handoff.payload, ensure_ascii=False, sort_keys=True))
+    if handoff.path:
+        lines.append(f"    [open in mini program] opens {handoff.path} with onLoad(query)")
+    return lines
 
 
 def _card_summary(card: dict[str, Any]) -> str:

@@ -36,6 +36,55 @@
     return r.value;
   }
 
+  // The wx APIs skillc lacks (host/unavailable.py, one table): Python hands this context's stubs
+  // over before the VM builds its wx. Each fails with a message naming the API (a thrown Error
+  // for the sync forms, the fail callback or a rejected promise otherwise), never with
+  // "undefined is not a function"; wx.canIUse answers false for them.
+  let unavailable = [];
+  const stubs = new WeakSet();
+  I.setUnavailable = function (json) { unavailable = JSON.parse(json); };
+  function stub(u) {
+    const api = u.path.join('.');
+    let fn;
+    if (u.message === null) fn = function () { return undefined; };
+    else if (u.sync) {
+      fn = function () {
+        const e = new Error(u.message);
+        e.errMsg = api + ':fail ' + u.message;
+        throw e;
+      };
+    } else {
+      fn = function (opts) {
+        const o = opts !== null && typeof opts === 'object' ? opts : {};
+        const res = { errMsg: api + ':fail ' + u.message };
+        if (hasCallbacks(o)) {
+          Promise.resolve().then(function () {
+            if (typeof o.fail === 'function') o.fail(res);
+            if (typeof o.complete === 'function') o.complete(res);
+          });
+          return undefined;
+        }
+        const e = new Error(u.message);
+        e.errMsg = res.errMsg;
+        return Promise.reject(e);
+      };
+    }
+    if (u.message !== null) stubs.add(fn);
+    return fn;
+  }
+  function installStubs(wx) {
+    for (const u of unavailable) {
+      let node = wx;
+      for (let i = 0; i < u.path.length - 1; i++) {
+        const seg = u.path[i];
+        if (node[seg] === undefined) node[seg] = {};
+        node = node[seg];
+      }
+      const leaf = u.path[u.path.length - 1];
+      if (node[leaf] === undefined) node[leaf] = stub(u); // a real implementation wins
+    }
+  }
+
   I.makeWx = function (features) {
     const wx = {
       setStorage: asyncApi('setStorage', 'storage.set', function (o) { return { key: o.key, data: o.data }; }),
@@ -75,13 +124,14 @@
       wx.login = asyncApi('login', 'login', function () { return {}; });
       wx.checkSession = asyncApi('checkSession', 'checkSession', function () { return {}; });
     }
+    installStubs(wx);
     wx.canIUse = function (name) {
       let node = wx;
       for (const part of String(name).split('.')) {
         if (node === null || typeof node !== 'object' || !(part in node)) return false;
         node = node[part];
       }
-      return true;
+      return !stubs.has(node);
     };
     return wx;
   };

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import quickjs
 from pydantic import BaseModel
 
+from skillc.frontend.modpaths import CodeRoot
 from skillc.frontend.package import SkillPackage
 from skillc.runtime.sandbox.engine import FaultKind, JsFault, JsFile, JsSession, classify
+from skillc.runtime.sandbox.syntax import locate
 
 LOADER_JS = JsFile("skillc.runtime.sandbox", "loader.js")
 
@@ -36,22 +38,24 @@ class SkillCode:
     json_files: tuple[tuple[str, str], ...]
     # Files that would close the function they are wrapped in, with the error each gives instead.
     refused: tuple[tuple[str, str], ...] = ()
+    root: CodeRoot = field(default_factory=CodeRoot)  # how far require() may reach (the loader applies it)
 
     @classmethod
     def of(cls, pkg: SkillPackage, *, components: bool = False) -> SkillCode:
-        """Every .js and .json outside components/ (the API VM), or every one (a card's VM, whose
-        index.js may require helpers)."""
+        """The skill code of one VM: what index.js reaches (the API VM), or what the components'
+        index.js files reach (a card's VM). Other files of the folder (cloudfunctions/, tests)
+        are not skill code and are never defined."""
         scripts, data, refused = [], [], []
-        for path, text in sorted(pkg.sources.items()):
-            if path.startswith("components/") and not components:
-                continue
+        wanted = pkg.card_files if components else pkg.api_files
+        for path in sorted(wanted):
+            text = pkg.sources[path]
             if path.endswith(".js"):
                 if not is_module_body(text):
                     refused.append((path, _NOT_A_BODY.format(path=path)))
                 scripts.append((path, _WRAP_HEAD + text + _WRAP_TAIL))
             elif path.endswith(".json"):
                 data.append((path, text))
-        return cls(tuple(scripts), tuple(data), tuple(refused))
+        return cls(tuple(scripts), tuple(data), tuple(refused), pkg.code_root)
 
 
 _NOT_A_BODY = (
@@ -110,18 +114,38 @@ def boot(session: JsSession, *files: JsFile) -> None:
 
 
 def define_modules(session: JsSession, code: SkillCode, define: Any, define_json: Any) -> str | None:
-    """Register every module of ``code`` with the loader; the error text of the first that fails."""
-    if code.refused:
-        return code.refused[0][1]
+    """Register every module of ``code`` with the loader. A file that does not compile (or is not a
+    module body) is registered as broken: requiring it throws its error, and nothing else is
+    affected. Returns the error text of a failure that ends the context (memory, deadline)."""
+    broken = session.pick("defineBroken")
+    refused = dict(code.refused)
+    if code.root.is_project:
+        root = {"prefix": list(code.root.prefix), "label": code.root.label}
+        session.call(session.pick("setCodeRoot"), json.dumps(root))
     for path, wrapped in code.scripts:
+        if path in refused:
+            # never run: its own code would run while the wrapper is being defined
+            session.call(broken, path, _broken_json(path, wrapped, refused[path]))
+            continue
         error = session.run_script(wrapped, path)
-        if error is not None:
+        if error is not None and classify(error) != "error":
             return error
-        if not session.call(define, path):
-            return f"SyntaxError: {path} is not a module body\n    at {path}:1:1"
+        if error is not None:
+            session.call(broken, path, _broken_json(path, wrapped, error))
+        elif not session.call(define, path):
+            error = _NOT_A_BODY.format(path=path)
+            session.call(broken, path, _broken_json(path, wrapped, error))
     for path, text in code.json_files:
         session.call(define_json, path, text)
     return None
+
+
+def _broken_json(path: str, wrapped: str, error: str) -> str:
+    """The loader's record of a file that failed to define: its error, placed in the file."""
+    text = wrapped[len(_WRAP_HEAD) : len(wrapped) - len(_WRAP_TAIL)]
+    found = locate(text, error, len(_WRAP_HEAD))
+    record = {"name": found.name, "message": found.message, "file": path, "line": found.line, "column": found.column}
+    return json.dumps(record, ensure_ascii=False)
 
 
 class JsError(BaseModel):

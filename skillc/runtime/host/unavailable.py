@@ -1,0 +1,243 @@
+"""The wx APIs a skill may name that skillc does not provide: one table, read by the runtime
+(wx.js installs a stub for each, which fails with a message that names the API) and by
+``skillc check`` (JS008 where skill code uses one).
+
+An entry says where WeChat offers the API in AI mode (the API context, cards, neither; see the
+AI-mode notes, section 4). Called where WeChat offers it, the API is missing from skillc only:
+"not available outside WeChat". Called elsewhere, WeChat would refuse it too, and the message
+says where it does belong. ``wx.cloud.init`` is the one no-op: skills call it first thing in
+index.js, and failing it would stop every API of a skill over a call that does nothing but
+configure the calls that fail anyway (docs/runtime.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from pydantic import BaseModel
+
+from skillc.diagnostics import Diagnostic, Span
+
+Where = Literal["api", "card"]
+_API: frozenset[Where] = frozenset({"api"})
+_CARD: frozenset[Where] = frozenset({"card"})
+_BOTH: frozenset[Where] = frozenset({"api", "card"})
+_NOWHERE: frozenset[Where] = frozenset()
+
+_CLOUD = "skillc runs no cloud functions or cloud database"
+_DEVICE = "skillc has no device hardware"
+_UI = "skillc shows no mini-program UI"
+_USER = "skillc has no WeChat account data"
+_FILES = "skillc has no file system"
+_SOCKETS = "skillc opens no sockets"
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """One wx API skillc lacks. ``name`` is the path under ``wx`` (``cloud.callFunction``);
+    ``sync``: it throws (Sync forms, factories) instead of failing through the fail callback or a
+    rejected promise; ``wechat``: the contexts WeChat offers it in; ``why``: what skillc lacks;
+    ``noop``: where WeChat offers it, skillc answers with nothing instead of failing."""
+
+    name: str
+    sync: bool
+    wechat: frozenset[Where]
+    why: str
+    noop: bool = False
+
+    def message(self, where: Where) -> str | None:
+        """Why a call from ``where`` fails, or None when it does not (a no-op)."""
+        api = f"wx.{self.name}"
+        if where in self.wechat:
+            return None if self.noop else f"{api} is not available outside WeChat ({self.why})"
+        if not self.wechat:
+            return f"{api} is not available in AI-mode skills (WeChat offers it neither to APIs nor to cards)"
+        return f"{api} is not available in {_PLURAL[where]} (WeChat offers it to {_PLURAL[other(where)]} only)"
+
+
+_PLURAL: dict[Where, str] = {"api": "APIs", "card": "cards"}
+
+
+def other(where: Where) -> Where:
+    return "card" if where == "api" else "api"
+
+
+def _u(name: str, wechat: frozenset[Where], why: str, *, sync: bool = False, noop: bool = False) -> Unavailable:
+    return Unavailable(name, sync or name.endswith("Sync"), wechat, why, noop)
+
+
+UNAVAILABLE: tuple[Unavailable, ...] = (
+    # WeChat's cloud: APIs only, never cards.
+    _u("cloud.init", _API, _CLOUD, sync=True, noop=True),
+    _u("cloud.callFunction", _API, _CLOUD),
+    _u("cloud.callContainer", _API, _CLOUD),
+    _u("cloud.database", _API, _CLOUD, sync=True),
+    _u("cloud.uploadFile", _API, _CLOUD),
+    _u("cloud.downloadFile", _API, _CLOUD),
+    _u("cloud.getTempFileURL", _API, _CLOUD),
+    _u("cloud.deleteFile", _API, _CLOUD),
+    # The API context's other wx APIs that skillc does not implement.
+    _u("uploadFile", _API, _FILES),
+    _u("downloadFile", _BOTH, _FILES),
+    _u("getNetworkType", _API, _DEVICE),
+    _u("getLocation", _API, _DEVICE),
+    _u("getFuzzyLocation", _API, _DEVICE),
+    _u("getPhoneNumber", _API, _USER),
+    _u("getRealtimePhoneNumber", _API, _USER),
+    _u("requestSubscribeMessage", _API, _USER),
+    _u("requestAgentPrivacyAuthorization", _API, _USER),
+    _u("authorize", _API, _USER),
+    _u("getSetting", _API, _USER),
+    _u("getImageInfo", _API, _FILES),
+    _u("getAccountInfoSync", _BOTH, _USER),
+    _u("getUserCryptoManager", _API, _USER, sync=True),
+    _u("getWeRunData", _API, _USER),
+    _u("startFacialRecognitionVerify", _API, _DEVICE),
+    _u("startWifi", _API, _DEVICE),
+    _u("getConnectedWifi", _API, _DEVICE),
+    _u("openBluetoothAdapter", _API, _DEVICE),
+    _u("connectSocket", _API, _SOCKETS),
+    _u("createTCPSocket", _API, _SOCKETS, sync=True),
+    _u("createUDPSocket", _API, _SOCKETS, sync=True),
+    _u("startLocalServiceDiscovery", _API, _SOCKETS),
+    _u("startAccelerometer", _API, _DEVICE),
+    _u("startCompass", _API, _DEVICE),
+    _u("startGyroscope", _API, _DEVICE),
+    # Cards only.
+    _u("showToast", _CARD, _UI),
+    _u("hideToast", _CARD, _UI),
+    _u("previewMedia", _CARD, _UI),
+    _u("getWindowInfo", _CARD, _DEVICE, sync=True),
+    _u("openDocument", _CARD, _FILES),
+    _u("openLocation", _CARD, _UI),
+    _u("makePhoneCall", _CARD, _DEVICE),
+    _u("openSetting", _CARD, _UI),
+    _u("shareAppMessage", _CARD, _UI),
+    _u("vibrateShort", _CARD, _DEVICE),
+    _u("vibrateLong", _CARD, _DEVICE),
+    _u("getPrivacySetting", _CARD, _USER),
+    _u("openPrivacyContract", _CARD, _UI),
+    # Nowhere in AI mode: pages, navigation, modal UI, pickers, the clipboard, user profiles.
+    _u("showModal", _NOWHERE, _UI),
+    _u("showLoading", _NOWHERE, _UI),
+    _u("hideLoading", _NOWHERE, _UI),
+    _u("showActionSheet", _NOWHERE, _UI),
+    _u("navigateTo", _NOWHERE, _UI),
+    _u("redirectTo", _NOWHERE, _UI),
+    _u("switchTab", _NOWHERE, _UI),
+    _u("reLaunch", _NOWHERE, _UI),
+    _u("navigateBack", _NOWHERE, _UI),
+    _u("pageScrollTo", _NOWHERE, _UI),
+    _u("chooseImage", _NOWHERE, _UI),
+    _u("chooseVideo", _NOWHERE, _UI),
+    _u("chooseMedia", _NOWHERE, _UI),
+    _u("previewImage", _NOWHERE, _UI),
+    _u("setClipboardData", _NOWHERE, _UI),
+    _u("getClipboardData", _NOWHERE, _UI),
+    _u("getUserInfo", _NOWHERE, _USER),
+    _u("getUserProfile", _NOWHERE, _USER),
+    _u("createSelectorQuery", _NOWHERE, _UI, sync=True),
+    _u("createCanvasContext", _NOWHERE, _UI, sync=True),
+    _u("createAnimation", _NOWHERE, _UI, sync=True),
+)
+BY_NAME: dict[str, Unavailable] = {u.name: u for u in UNAVAILABLE}
+
+# The network calls a card has only with permissions["scope.dynamic"] (they are host calls then).
+DYNAMIC_ONLY = ("request", "login", "checkSession")
+
+
+class Stub(BaseModel):
+    """What wx.js installs for one unavailable API in one context."""
+
+    path: list[str]
+    sync: bool
+    message: str | None  # None: a no-op
+
+
+def stubs(where: Where, *, dynamic: bool = True) -> list[Stub]:
+    out = [Stub(path=u.name.split("."), sync=u.sync, message=u.message(where)) for u in UNAVAILABLE]
+    if where == "card" and not dynamic:
+        gate = 'WeChat gives a card it only with components[].permissions["scope.dynamic"] in mcp.json'
+        out += [
+            Stub(path=[n], sync=False, message=f"wx.{n} is not available in this card ({gate})") for n in DYNAMIC_ONLY
+        ]
+    return out
+
+
+@cache
+def stubs_json(where: Where, dynamic: bool = True) -> str:
+    """The stubs of a context as the JSON wx.js reads (built once per process)."""
+    return json.dumps([s.model_dump() for s in stubs(where, dynamic=dynamic)], ensure_ascii=False)
+
+
+# -- the static scan (skillc check) ---------------------------------------------------------------
+
+_IDENT = r"[A-Za-z_$][\w$]*"
+_USE = re.compile(rf"(?<![\w$.])wx\s*\.\s*({_IDENT})(?:\s*\.\s*({_IDENT}))?")
+
+
+def mask_code(text: str) -> str:
+    """Comments and the insides of string and template literals replaced by spaces (newlines
+    kept), so positions stay true and nothing quoted or commented out is mistaken for a call."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+        elif c == "/" and text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+        elif c in "'\"`":
+            j = i + 1
+            while j < n and text[j] != c and (c == "`" or text[j] != "\n"):
+                j += 2 if text[j] == "\\" else 1
+            i += 1  # keep the quotes themselves
+            j = min(j, n)
+        else:
+            i += 1
+            continue
+        for k in range(i, j):
+            if out[k] != "\n":
+                out[k] = " "
+        i = j + 1 if c in "'\"`" else j
+    return "".join(out)
+
+
+def unavailable_uses(path: str, text: str, *, card: bool) -> list[Diagnostic]:
+    """JS008 at every ``wx.<name>`` in ``text`` that fails when skillc runs it from this context
+    (a card's code when ``card``, else the API context)."""
+    where: Where = "card" if card else "api"
+    masked = mask_code(text)
+    diags: list[Diagnostic] = []
+    # A card's wx.request / wx.login depend on scope.dynamic, which the card rules (V021) report.
+    line, scanned = 1, 0
+    for m in _USE.finditer(masked):
+        first, second = m.group(1), m.group(2)
+        entry = BY_NAME.get(f"{first}.{second}") if second else None
+        entry = entry or BY_NAME.get(first)
+        message = entry.message(where) if entry is not None else None
+        if message is None:
+            continue
+        line += masked.count("\n", scanned, m.start())
+        nl = masked.rfind("\n", 0, m.start())
+        line_start = nl + 1 if nl >= 0 else 0
+        scanned = m.start()
+        column = m.start() - line_start + 1
+        # `wx . cloud\n .callFunction` is one use over two lines: the span ends where the name does
+        breaks = masked.count("\n", m.start(), m.end())
+        end_column = m.end() - masked.rfind("\n", 0, m.end()) if breaks else column + m.end() - m.start()
+        diags.append(
+            Diagnostic.make(
+                "JS008",
+                f"{message}; the call fails when skillc runs it",
+                file=path,
+                span=Span(line=line, column=column, end_line=line + breaks, end_column=end_column),
+            )
+        )
+    return diags
