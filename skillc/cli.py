@@ -1,4 +1,4 @@
-"""The command line: check, build, render, call, run, serve, schema and codes (click)."""
+"""The command line: check, build, render, call, run, serve, debug, schema and codes (click)."""
 
 from __future__ import annotations
 
@@ -994,3 +994,73 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"MCP endpoint: http://{shown}:{port}/mcp", err=True)
     uvicorn.Server(uvicorn_config(prepared, host, port)).run()
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--host", default="127.0.0.1", show_default=True, help="The interface to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="The port (0 picks a free one)."
+)
+@click.option(
+    "--state-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where storage, cards and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
+)
+@click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking.")
+@click.option("--no-browser", is_flag=True, help="Do not launch headless Chromium; open the console URL yourself.")
+def debug(
+    paths: tuple[Path, ...], host: str, port: int, state_dir: Path | None, approve_all: bool, no_browser: bool
+) -> None:
+    """Debug skills: the skills' MCP, the Debugger MCP and the debug console page on one server.
+
+    PATHS are skill folders or mini-program project folders. Serves the skills' MCP at /mcp (as
+    `skillc serve`), the Debugger MCP at /__wsd_mcp and the debug console at /. Headless Chromium
+    (the system's `chromium`, through Playwright) opens the console so an agent can use every
+    debugger tool; --no-browser leaves that to you. Prints the URLs and the debug descriptor
+    (JSON). See docs/debugger.md.
+
+    \b
+    Example:
+      skillc debug examples/coffee-skill --port 8766
+    """
+    import json
+
+    from skillc.runtime.config import RuntimeConfig, default_state_dir
+    from skillc.server.consent import ConsentPolicy
+    from skillc.server.debugger.console_page import build_debug_server
+    from skillc.server.runner import ServeOptions, prepare
+
+    options = ServeOptions(
+        paths=paths,
+        host=host,
+        port=port,
+        runtime=RuntimeConfig(state_dir=state_dir or default_state_dir()),
+        consent=ConsentPolicy(approve_all=approve_all),
+    )
+    prepared = prepare(options)
+    if prepared.diagnostics:
+        click.echo(render_text(prepared.diagnostics), err=True, nl=False)
+    if not prepared.server.catalogue.skills:
+        click.echo("skillc: error: no skill could be debugged", err=True)
+        sys.exit(EXIT_USAGE)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            click.echo(f"skillc: error: cannot listen on {host}:{port}: {err.strerror or err}", err=True)
+            sys.exit(EXIT_USAGE)
+        port = probe.getsockname()[1]
+    debug_server = build_debug_server(prepared, browser=not no_browser, skill_paths=[str(p) for p in paths])
+    debug_server.listening(host, port)
+    urls = debug_server.descriptor.urls
+    click.echo(f"debug console:  {urls.console}", err=True)
+    click.echo(f"Debugger MCP:   {urls.debugger_mcp}", err=True)
+    click.echo(f"skills MCP:     {urls.skills_mcp}", err=True)
+    if not no_browser and debug_server.headless is not None and debug_server.headless.executable() is None:
+        click.echo("skillc: warning: no chromium on PATH; open the console URL in a browser", err=True)
+    click.echo(json.dumps({"debugDescriptor": debug_server.descriptor.wire()}, ensure_ascii=False))
+    debug_server.uvicorn_server(host, port).run()

@@ -1,0 +1,381 @@
+"""The control channel between the Debugger MCP and the debug console page: Server-Sent Events.
+
+The console page subscribes with ``GET /__debug/events`` (one SSE stream per open console;
+commands go to the server's own headless console when it is connected, ``?primary=1``, else to
+the newest one) and answers each command with
+``POST /__debug/answer`` ``{"consoleId", "id", "ok", "result" | "error": {"code", "message"}}``.
+A render command's answer is posted only after the page rendered the target and posted a DOM
+snapshot carrying the command id to ``/__agent_trace``; the snapshot store may also hand such a
+snapshot to :meth:`SseConsoleChannel.snapshot_posted`, which answers the command from the
+snapshot's ``commandResult`` (whichever arrives first wins).
+
+:meth:`SseConsoleChannel.command` is the ``ConsoleChannel`` the browser tools call. Commands of
+one console run one at a time; the timeout (15 s, 120 s for ``submit_chat_query``, or the
+caller's ``timeout_s``) counts from the call, queueing included, and ends in ``TimeoutError``
+(the tools turn it into ``RENDER_TIMEOUT`` / ``CHAT_TIMEOUT`` / ``COMMAND_TIMEOUT``); when the
+console's SSE stream drops, the running command and every queued one end at once with
+``DEBUGGER_DISCONNECTED``. The result is the page's ``result`` object; a failure the page reports
+raises :class:`DebuggerError` with its code.
+
+``take_screenshot`` is the one command the page cannot finish alone: it answers with the clip
+(the target's device viewport or one element, in console-page CSS pixels), and the server's own
+browser captures it (:class:`HeadlessConsole`, Playwright + Chrome DevTools Protocol, so png,
+jpeg and webp all work).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import itertools
+import json
+import shutil
+import struct
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from skillc.server.debugger.errors import ERROR_CODES, DebuggerError, ErrorCode
+
+EVENTS_PATH = "/__debug/events"
+ANSWER_PATH = "/__debug/answer"
+DEFAULT_TIMEOUT_S = 15.0
+CHAT_TIMEOUT_S = 120.0
+MAX_SCREENSHOT_B64 = 8 * 1024 * 1024
+KEEPALIVE_S = 15.0
+
+# Screenshots: (clip in CSS px of the console page, format, quality) -> base64 image data.
+Screenshotter = Callable[[dict[str, float], str, int | None], Awaitable[str]]
+
+
+def _code(value: object) -> ErrorCode:
+    return cast(ErrorCode, value) if value in ERROR_CODES else "INSPECTION_FAILED"
+
+
+@dataclass(eq=False)
+class _Console:
+    id: str
+    outbox: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    gone: asyncio.Event = field(default_factory=asyncio.Event)
+    pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    connected_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    primary: bool = False  # the server's own headless console
+
+
+class SseConsoleChannel:
+    """The ``ConsoleChannel`` over SSE. Mount :meth:`routes` in the debug server's app."""
+
+    def __init__(self, screenshotter: Screenshotter | None = None) -> None:
+        self.screenshotter = screenshotter
+        self._consoles: dict[str, _Console] = {}
+        self._order: list[str] = []  # connection order; the last one is current
+        self._ids = itertools.count(1)
+        self.on_change: Callable[[], None] | None = None  # connect / disconnect hook (descriptor state)
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return bool(self._order)
+
+    def _current(self) -> _Console | None:
+        for cid in reversed(self._order):
+            if self._consoles[cid].primary:
+                return self._consoles[cid]
+        return self._consoles[self._order[-1]] if self._order else None
+
+    # -- the ConsoleChannel --------------------------------------------------------------------
+
+    async def command(self, name: str, params: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        console = self._current()
+        if console is None:
+            raise DebuggerError(
+                "DEBUGGER_NOT_CONNECTED", f"no debug console is connected, so {name} cannot run (open the console page)"
+            )
+        if timeout_s is None:
+            timeout_s = CHAT_TIMEOUT_S if name == "submit_chat_query" else DEFAULT_TIMEOUT_S
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        await self._race(console, console.lock.acquire(), deadline)
+        try:
+            if name == "take_screenshot":
+                return await self._screenshot(console, params, deadline)
+            return await self._send(console, name, params, deadline)
+        finally:
+            console.lock.release()
+
+    async def _send(self, console: _Console, name: str, params: dict[str, Any], deadline: float) -> dict[str, Any]:
+        command_id = f"cmd-{next(self._ids)}-{uuid.uuid4().hex[:8]}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        console.pending[command_id] = future
+        try:
+            event = json.dumps({"id": command_id, "name": name, "params": params}, ensure_ascii=False)
+            console.outbox.put_nowait(event)
+            answer: dict[str, Any] = await self._race(console, future, deadline)
+        finally:
+            console.pending.pop(command_id, None)
+        if "error" in answer:
+            err = answer["error"] if isinstance(answer["error"], dict) else {}
+            raise DebuggerError(_code(err.get("code")), str(err.get("message") or f"{name} failed in the console"))
+        result = answer.get("result")
+        return result if isinstance(result, dict) else {}
+
+    async def _race(self, console: _Console, awaitable: Awaitable[Any], deadline: float) -> Any:
+        """``awaitable``'s result; ``DEBUGGER_DISCONNECTED`` once the console goes; ``TimeoutError`` at the deadline."""
+        task = asyncio.ensure_future(awaitable)
+        gone = asyncio.ensure_future(console.gone.wait())
+        remaining = max(0.0, deadline - asyncio.get_running_loop().time())
+        try:
+            done, _ = await asyncio.wait({task, gone}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+        if task in done:
+            return task.result()
+        task.cancel()
+        if gone in done or console.gone.is_set():
+            raise DebuggerError("DEBUGGER_DISCONNECTED", "the debug console disconnected before the command finished")
+        raise TimeoutError
+
+    async def _screenshot(self, console: _Console, params: dict[str, Any], deadline: float) -> dict[str, Any]:
+        fmt = str(params.get("format") or "png")
+        quality = params.get("quality")
+        answer = await self._send(console, "take_screenshot", {"uid": params.get("uid")}, deadline)
+        if self.screenshotter is None:
+            raise DebuggerError(
+                "SCREENSHOT_FAILED", "screenshots need the server's browser (skillc debug without --no-browser)"
+            )
+        clip = answer.get("clip")
+        if not isinstance(clip, dict) or clip.get("width", 0) <= 0 or clip.get("height", 0) <= 0:
+            raise DebuggerError("SCREENSHOT_FAILED", "nothing visible to capture")
+        try:
+            data = await self.screenshotter(clip, fmt, int(quality) if quality is not None else None)
+        except Exception as err:  # the browser's own failure, reported with the protocol's code
+            raise DebuggerError("SCREENSHOT_FAILED", f"the browser could not capture: {err}") from err
+        if len(data) > MAX_SCREENSHOT_B64:
+            raise DebuggerError(
+                "SCREENSHOT_FAILED", "the image is over 8 MiB of base64; capture one element or a smaller viewport"
+            )
+        size = image_size(base64.b64decode(data), fmt) or (round(clip["width"]), round(clip["height"]))
+        result: dict[str, Any] = {
+            "data": data,
+            "format": fmt,
+            "mimeType": f"image/{fmt}",
+            "width": size[0],
+            "height": size[1],
+        }
+        if params.get("uid"):
+            result["uid"] = params["uid"]
+        return result
+
+    # -- the page's side -----------------------------------------------------------------------
+
+    def answer(self, console_id: str | None, command_id: str, body: dict[str, Any]) -> bool:
+        consoles = [self._consoles[console_id]] if console_id in self._consoles else list(self._consoles.values())
+        for console in consoles:
+            future = console.pending.get(command_id)
+            if future is not None and not future.done():
+                if body.get("ok") is False or "error" in body:
+                    err = body.get("error") if isinstance(body.get("error"), dict) else {}
+                    future.set_result({"error": err})
+                else:
+                    future.set_result({"result": body.get("result")})
+                return True
+        return False
+
+    def snapshot_posted(self, snapshot: dict[str, Any]) -> bool:
+        """A DOM snapshot arrived at /__agent_trace: if it carries a running command's id and its
+        ``commandResult``, that answers the command."""
+        command_id = snapshot.get("commandId")
+        if not isinstance(command_id, str) or "commandResult" not in snapshot:
+            return False
+        return self.answer(snapshot.get("consoleId"), command_id, {"ok": True, "result": snapshot["commandResult"]})
+
+    def _connect(self, primary: bool = False) -> _Console:
+        console = _Console(id=uuid.uuid4().hex[:12], primary=primary)
+        self._consoles[console.id] = console
+        self._order.append(console.id)
+        if self.on_change:
+            self.on_change()
+        return console
+
+    def _disconnect(self, console: _Console) -> None:
+        console.gone.set()
+        for future in console.pending.values():
+            if not future.done():
+                future.set_result(
+                    {"error": {"code": "DEBUGGER_DISCONNECTED", "message": "the debug console disconnected"}}
+                )
+        self._consoles.pop(console.id, None)
+        with contextlib.suppress(ValueError):
+            self._order.remove(console.id)
+        if self.on_change:
+            self.on_change()
+
+    def close(self) -> None:
+        for console in list(self._consoles.values()):
+            console.outbox.put_nowait(None)
+            self._disconnect(console)
+
+    async def _stream(self, request: Request, console: _Console) -> AsyncIterator[str]:
+        try:
+            yield f"event: hello\ndata: {json.dumps({'consoleId': console.id})}\n\n"
+            while not console.gone.is_set():
+                try:
+                    item = await asyncio.wait_for(console.outbox.get(), KEEPALIVE_S)
+                except TimeoutError:
+                    if await request.is_disconnected():
+                        break
+                    yield ": keepalive\n\n"
+                    continue
+                if item is None:
+                    break
+                yield f"event: command\ndata: {item}\n\n"
+        finally:
+            self._disconnect(console)
+
+    async def events(self, request: Request) -> Response:
+        console = self._connect(primary=request.query_params.get("primary") == "1")
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        return StreamingResponse(self._stream(request, console), media_type="text/event-stream", headers=headers)
+
+    async def answer_endpoint(self, request: Request) -> Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"accepted": False, "reason": "not JSON"}, status_code=400)
+        if not isinstance(body, dict) or not isinstance(body.get("id"), str):
+            return JSONResponse({"accepted": False, "reason": "needs an id"}, status_code=400)
+        accepted = self.answer(body.get("consoleId"), body["id"], body)
+        return JSONResponse({"accepted": accepted})
+
+    def routes(self) -> list[Route]:
+        return [
+            Route(EVENTS_PATH, self.events, methods=["GET"]),
+            Route(ANSWER_PATH, self.answer_endpoint, methods=["POST"]),
+        ]
+
+
+def image_size(data: bytes, fmt: str) -> tuple[int, int] | None:
+    """Width and height from a PNG, JPEG or WebP header; None when it cannot tell."""
+    if fmt == "png" and data[:8] == b"\x89PNG\r\n\x1a\n":
+        w, h = struct.unpack(">II", data[16:24])
+        return int(w), int(h)
+    if fmt == "jpeg" and data[:2] == b"\xff\xd8":
+        pos = 2
+        while pos + 9 < len(data):
+            if data[pos] != 0xFF:
+                return None
+            marker = data[pos + 1]
+            (length,) = struct.unpack(">H", data[pos + 2 : pos + 4])
+            if marker in (0xC0, 0xC1, 0xC2):
+                h, w = struct.unpack(">HH", data[pos + 5 : pos + 9])
+                return int(w), int(h)
+            pos += 2 + length
+        return None
+    if fmt == "webp" and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        kind = data[12:16]
+        if kind == b"VP8X":
+            w = int.from_bytes(data[24:27], "little") + 1
+            h = int.from_bytes(data[27:30], "little") + 1
+            return w, h
+        if kind == b"VP8L":
+            bits = int.from_bytes(data[21:25], "little")
+            return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+        if kind == b"VP8 ":
+            w, h = struct.unpack("<HH", data[26:30])
+            return int(w) & 0x3FFF, int(h) & 0x3FFF
+    return None
+
+
+# A 1x1 grey PNG: what an offline console shows for every remote image.
+_GREY_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGM4ceIEAAS0AlkWLoFAAAAAAElFTkSuQmCC"
+)
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+
+
+class HeadlessConsole:
+    """Headless Chromium (Playwright, the system's ``chromium``) with the console page open.
+
+    Runs on the server's own event loop: :meth:`start` after the server listens, :meth:`stop`
+    before it exits. Its :meth:`screenshot` is the channel's screenshotter.
+    """
+
+    def __init__(self, url: str, *, width: int = 1280, height: int = 1000, offline: bool = False) -> None:
+        self.url = url
+        self.offline = offline  # answer every request off the console's server locally (tests)
+        self.size = {"width": width, "height": height}
+        self._pw: Any = None
+        self._browser: Any = None
+        self.page: Any = None
+        self._cdp: Any = None
+
+    @staticmethod
+    def executable() -> str | None:
+        return shutil.which("chromium") or shutil.which("chromium-browser")
+
+    async def start(self) -> None:
+        from playwright.async_api import async_playwright
+
+        path = self.executable()
+        if path is None:
+            raise RuntimeError("no chromium on PATH (apt-get install chromium, or use --no-browser)")
+        self._pw = await async_playwright().start()
+        self._browser = await self._pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
+        context = await self._browser.new_context(viewport=self.size, device_scale_factor=1)
+        self.page = await context.new_page()
+        self._cdp = await context.new_cdp_session(self.page)
+        if self.offline:
+            await context.route("**/*", self._local_only)
+        for attempt in range(50):  # the server may start listening a moment after the browser
+            try:
+                await self.page.goto(self.url + "?primary=1", wait_until="load")
+                break
+            except Exception:
+                if attempt == 49:
+                    raise
+                await asyncio.sleep(0.1)
+
+    async def _local_only(self, route: Any) -> None:
+        request = route.request
+        base = self.url.split("/", 3)[:3]
+        if request.url.split("/", 3)[:3] == base or request.url.startswith(("about:", "data:")):
+            await route.continue_()
+        elif request.resource_type == "image":
+            await route.fulfill(status=200, content_type="image/png", body=_GREY_PNG)
+        else:
+            await route.abort()
+
+    async def screenshot(self, clip: dict[str, float], fmt: str, quality: int | None) -> str:
+        params: dict[str, Any] = {
+            "format": fmt,
+            "clip": {
+                "x": float(clip["x"]),
+                "y": float(clip["y"]),
+                "width": float(clip["width"]),
+                "height": float(clip["height"]),
+                "scale": 1,
+            },
+            "captureBeyondViewport": True,
+        }
+        if quality is not None and fmt in ("jpeg", "webp"):
+            params["quality"] = quality
+        reply = await self._cdp.send("Page.captureScreenshot", params)
+        return str(reply["data"])
+
+    async def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            if self._browser is not None:
+                await self._browser.close()
+        with contextlib.suppress(Exception):
+            if self._pw is not None:
+                await self._pw.stop()
+        self._browser = self._pw = self.page = self._cdp = None

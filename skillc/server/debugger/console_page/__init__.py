@@ -1,0 +1,304 @@
+"""The debug console page (static HTML + JS, no build step) and the small JSON API it reads.
+
+- ``GET /`` and ``GET /__debug``: the page (index.html); ``GET /__debug/static/{name}``: its script and style.
+- ``GET /__debug/api/targets``: the render targets: widgets (the skills' components) and pages (the
+  routes APIs hand off to through ``_meta.ui.pagePath`` or a component's ``relatedPage``).
+- ``POST /__debug/api/render`` ``{"widgetId", "structuredContent", "width", "height"}``: the card as
+  an HTML backend document (``{"ok": true, "html", "diagnostics"}``), rendered from
+  ``structuredContent`` as template data (what the WXML binds; the card's JavaScript does not run
+  here); an empty ``structuredContent`` renders the component's ``preview.json`` when it has one.
+
+The page subscribes to the control channel (:mod:`skillc.server.debugger.channel_sse`), runs the
+commands on the rendered DOM and posts the scene to ``/__agent_trace``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from skillc.backends.html_backend import render_html
+from skillc.diagnostics import DiagnosticSink
+from skillc.frontend.package import SkillPackage
+
+CONSOLE_PATHS = ("/", "/__debug")
+_STATIC = {"console.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8"}
+
+
+@cache
+def _asset(name: str) -> str:
+    return (files("skillc.server.debugger.console_page") / name).read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Widget:
+    widget_id: str
+    name: str
+    skill: str
+    component: str
+    package: SkillPackage
+
+
+def widgets_of(packages: list[SkillPackage]) -> list[Widget]:
+    """Every component of every skill; the id is the component's name, ``skill/name`` when two skills share it."""
+    names = [c for p in packages for c in p.components]
+    out = []
+    for pkg in packages:
+        for comp in sorted(pkg.components):
+            wid = comp if names.count(comp) == 1 else f"{pkg.name}/{comp}"
+            out.append(Widget(wid, comp, pkg.name, comp, pkg))
+    return out
+
+
+def pages_of(packages: list[SkillPackage]) -> list[dict[str, Any]]:
+    """Handoff pages: ``_meta.ui.pagePath`` of APIs and ``relatedPage`` of components, first seen first."""
+    seen: dict[str, dict[str, Any]] = {}
+    for pkg in packages:
+        manifest = pkg.manifest
+        if manifest is None:
+            continue
+        home = None
+        if pkg.project is not None:
+            pages = getattr(pkg.project, "pages", None)
+            if isinstance(pages, list) and pages:
+                home = "/" + str(pages[0]).lstrip("/")
+        for api in manifest.apis:
+            path = api.meta.ui.page_path if api.meta and api.meta.ui else None
+            if path and path not in seen:
+                seen[path] = {"via": f"{pkg.name}/{api.name} (_meta.ui.pagePath)", "home": home}
+        for comp in manifest.components or []:
+            if comp.related_page and comp.related_page not in seen:
+                seen[comp.related_page] = {"via": f"{pkg.name}/{comp.name} (relatedPage)", "home": home}
+    return [
+        {
+            "pageId": path,
+            "path": path,
+            "name": path.strip("/").split("/")[-2] if path.count("/") >= 2 else path.strip("/"),
+            "isHome": info["home"] == path,
+            "via": info["via"],
+        }
+        for path, info in seen.items()
+    ]
+
+
+class ConsolePage:
+    """The page's routes, for the skills being debugged."""
+
+    def __init__(self, packages: list[SkillPackage]) -> None:
+        self.packages = packages
+        self.widgets = {w.widget_id: w for w in widgets_of(packages)}
+        self.pages = pages_of(packages)
+
+    async def index(self, _request: Request) -> Response:
+        return HTMLResponse(_asset("index.html"), headers={"Cache-Control": "no-store"})
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in _STATIC:
+            return Response("not found", status_code=404)
+        return Response(_asset(name), media_type=_STATIC[name], headers={"Cache-Control": "no-store"})
+
+    async def targets(self, _request: Request) -> Response:
+        widgets = [
+            {"widgetId": w.widget_id, "name": w.name, "skill": w.skill, "path": f"components/{w.component}/index"}
+            for w in self.widgets.values()
+        ]
+        return JSONResponse({"widgets": widgets, "pages": self.pages})
+
+    async def render(self, request: Request) -> Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"ok": False, "error": {"code": "RENDER_FAILED", "message": "not JSON"}}, 400)
+        if not isinstance(body, dict):
+            body = {}
+        return JSONResponse(self.render_widget(body))
+
+    def render_widget(self, body: dict[str, Any]) -> dict[str, Any]:
+        from skillc.ir.component import compile_component
+        from skillc.ir.evaluate import CardRenderer
+        from skillc.ir.viewport import Viewport
+
+        widget = self.widgets.get(str(body.get("widgetId")))
+        if widget is None:
+            known = ", ".join(self.widgets) or "none"
+            return _fail("TARGET_NOT_FOUND", f"no widget {body.get('widgetId')!r} (widgets: {known})")
+        data = body.get("structuredContent")
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            return _fail("RENDER_FAILED", "structuredContent must be a JSON object")
+        pkg = widget.package
+        preview = f"components/{widget.component}/preview.json"
+        if not data and preview in pkg.sources:
+            try:
+                loaded = json.loads(pkg.sources[preview])
+            except ValueError:
+                loaded = {}
+            data = loaded if isinstance(loaded, dict) else {}
+        try:
+            viewport = Viewport(width=int(body.get("width") or 375), height=int(body.get("height") or 667))
+        except (TypeError, ValueError) as err:
+            return _fail("VIEWPORT_FAILED", f"bad viewport: {err}")
+        sink = DiagnosticSink()
+        compiled = compile_component(pkg, widget.component, sink)
+        diagnostics = [_diag(d) for d in sink]
+        if compiled is None or sink.has_errors:
+            return {**_fail("RENDER_FAILED", f"{widget.widget_id} does not compile"), "diagnostics": diagnostics}
+        local = DiagnosticSink()
+        try:
+            doc = CardRenderer(compiled, viewport, sink=local).render(data)
+        except Exception as err:  # a renderer bug must not kill the console
+            return _fail("RENDER_FAILED", f"{widget.widget_id} could not render: {err}")
+        diagnostics += [_diag(d) for d in local]
+        return {
+            "ok": True,
+            "html": render_html(doc, title=f"{pkg.name} / {widget.component}"),
+            "diagnostics": diagnostics,
+            "path": f"components/{widget.component}/index",
+            "data": data,
+        }
+
+    def routes(self) -> list[Route]:
+        return [
+            *(Route(path, self.index, methods=["GET"]) for path in CONSOLE_PATHS),
+            Route("/__debug/static/{name}", self.static, methods=["GET"]),
+            Route("/__debug/api/targets", self.targets, methods=["GET"]),
+            Route("/__debug/api/render", self.render, methods=["POST"]),
+        ]
+
+
+def _fail(code: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "error": {"code": code, "message": message}}
+
+
+def _diag(d: Any) -> dict[str, Any]:
+    span = getattr(d, "span", None)
+    line = getattr(span, "line", None) if span is not None else None
+    return {
+        "code": d.code,
+        "severity": str(getattr(d, "severity", "")),
+        "message": d.message,
+        "file": getattr(d, "file", None),
+        "line": line,
+    }
+
+
+# -- the whole `skillc debug` server ---------------------------------------------------------------
+
+
+@dataclass
+class DebugServer:
+    """One ASGI app: the skills' MCP at ``/mcp``, the Debugger MCP at ``/__wsd_mcp`` (+ ``/__agent_trace``),
+    the console page at ``/`` and its control channel. With ``browser``, headless Chromium opens the
+    console page once the server listens (:meth:`listening` tells it the address)."""
+
+    app: Any
+    channel: Any  # SseConsoleChannel
+    debugger: Any  # DebuggerApp
+    headless: Any = None  # HeadlessConsole, when the server owns a browser
+    browser_error: str | None = None
+
+    def listening(self, host: str, port: int) -> None:
+        server = self.debugger.server
+        server.descriptor = server.descriptor.with_address(host, port)
+        if self.headless is not None:
+            self.headless.url = server.descriptor.urls.console
+
+    @property
+    def descriptor(self) -> Any:
+        return self.debugger.server.descriptor
+
+    def uvicorn_server(self, host: str, port: int) -> Any:
+        """A uvicorn server for :attr:`app` that ends the consoles' SSE streams first when it shuts down
+        (uvicorn waits for open responses before the lifespan ends, and a console never hangs up)."""
+        import uvicorn
+
+        channel = self.channel
+
+        class _Server(uvicorn.Server):
+            async def shutdown(self, sockets: Any = None) -> None:
+                channel.close()
+                await super().shutdown(sockets)
+
+        config = uvicorn.Config(self.app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
+        return _Server(config)
+
+
+def build_debug_server(
+    prepared: Any, *, browser: bool = True, skill_paths: list[str] | None = None, offline: bool = False
+) -> DebugServer:
+    """``prepared``: :func:`skillc.server.runner.prepare`'s result (the skills' server and security).
+    ``offline``: the browser answers remote requests itself (images get a grey pixel; tests)."""
+    import asyncio
+    import contextlib
+    from collections.abc import AsyncIterator
+
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+
+    from skillc.server.debugger.app import build_debugger_app
+    from skillc.server.debugger.channel_sse import HeadlessConsole, SseConsoleChannel
+    from skillc.server.debugger.descriptor import DebugDescriptor, runtime_versions
+    from skillc.server.http_app import MCP_PATH, Cors
+
+    catalogue = prepared.server.catalogue
+    headless = HeadlessConsole("about:blank", offline=offline) if browser else None
+    channel = SseConsoleChannel(screenshotter=headless.screenshot if headless is not None else None)
+    chromium = HeadlessConsole.executable() if browser else None
+    descriptor = DebugDescriptor(
+        skills=skill_paths or [s.display for s in catalogue.skills], versions=runtime_versions(chromium)
+    )
+    debugger = build_debugger_app(catalogue, channel, descriptor=descriptor, security=prepared.security)
+    page = ConsolePage([s.package for s in catalogue.skills])
+    out = DebugServer(app=None, channel=channel, debugger=debugger, headless=headless)
+
+    def on_change() -> None:
+        server = debugger.server
+        if server.descriptor.state in ("listening", "client_connected"):
+            state = "client_connected" if channel.connected else "listening"
+            server.descriptor = server.descriptor.model_copy(update={"state": state})
+
+    channel.on_change = on_change
+    skills_manager = StreamableHTTPSessionManager(
+        app=prepared.server.server, stateless=True, json_response=True, security_settings=prepared.security
+    )
+
+    async def start_browser() -> None:
+        assert headless is not None
+        try:
+            await headless.start()
+        except Exception as err:  # no chromium, or it would not start: the console still serves
+            out.browser_error = f"{type(err).__name__}: {err}"
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        async with skills_manager.run(), debugger.lifespan():
+            task = asyncio.get_running_loop().create_task(start_browser()) if headless is not None else None
+            try:
+                yield
+            finally:
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(BaseException):
+                        await task
+                if headless is not None:
+                    await headless.stop()
+                channel.close()
+                await prepared.server.close()
+
+    routes = [
+        Route(MCP_PATH, endpoint=Cors(StreamableHTTPASGIApp(skills_manager))),
+        *debugger.routes,
+        *channel.routes(),
+        *page.routes(),
+    ]
+    out.app = Starlette(routes=routes, lifespan=lifespan)
+    return out

@@ -1,0 +1,463 @@
+// The skillc debug console: lists render targets, renders one in a device frame (an iframe holding
+// the HTML backend's document), shows the console, trace events and tool calls, runs the Debugger
+// MCP's control commands that arrive over SSE (/__debug/events) and answers them
+// (/__debug/answer), and posts the debug scene to /__agent_trace. No build step.
+(function () {
+  'use strict';
+
+  var MAX_NODES = 5000;
+  var state = {
+    consoleId: null,
+    targets: { widgets: [], pages: [] },
+    mode: 'widget',
+    current: null, // RuntimeTargetInfo
+    currentData: {},
+    viewport: { width: 375, height: 667 },
+    scale: 1,
+    console: [],
+    traceEvents: [],
+    toolCalls: [],
+    seq: 0,
+  };
+  var $ = function (id) { return document.getElementById(id); };
+  var frame = $('device');
+
+  function now() { return Date.now(); }
+  function nextId(prefix) { state.seq += 1; return prefix + '-' + state.seq; }
+
+  function fail(code, message) { var e = new Error(message); e.code = code; return e; }
+
+  // -- the panels ---------------------------------------------------------------------------
+
+  function li(text, cls) { var el = document.createElement('li'); el.textContent = text; if (cls) el.className = cls; return el; }
+
+  function addConsole(target, level, source, text, extra) {
+    var entry = { msgid: nextId('msg'), target: target, level: level, source: source, timestamp: now(), text: String(text) };
+    if (extra) { for (var k in extra) if (extra[k] !== undefined && extra[k] !== null) entry[k] = extra[k]; }
+    state.console.push(entry);
+    var where = entry.url ? ' (' + entry.url + (entry.lineNumber ? ':' + entry.lineNumber : '') + ')' : '';
+    $('console-list').appendChild(li('[' + target + ' ' + level + '] ' + entry.text + where, level));
+    return entry;
+  }
+
+  function addTrace(category, event, payload, requestId) {
+    var ev = {
+      source: state.mode === 'page' ? 'page_runtime' : state.mode === 'chat' ? 'simulator' : 'widget_runtime',
+      id: nextId('ev'), timestamp: now(), category: category, event: event, payload: payload === undefined ? null : payload,
+    };
+    if (requestId) ev.requestId = requestId;
+    state.traceEvents.push(ev);
+    $('trace-list').appendChild(li(category + '/' + event + ' ' + JSON.stringify(payload || {}).slice(0, 200)));
+  }
+
+  function addToolCall(call) {
+    state.toolCalls.push(call);
+    $('call-list').appendChild(li(call.toolName + ' ' + call.status + (call.message ? ': ' + call.message : '')));
+  }
+
+  function setStatus(on, text) {
+    var el = $('status'); el.textContent = text; el.className = 'status ' + (on ? 'on' : 'off');
+  }
+
+  // -- targets ------------------------------------------------------------------------------
+
+  function listTargets() {
+    var wl = $('widget-list'), pl = $('page-list');
+    wl.textContent = ''; pl.textContent = '';
+    state.targets.widgets.forEach(function (w) {
+      var el = li(w.name + (w.skill ? '  · ' + w.skill : ''));
+      el.dataset.id = w.widgetId;
+      el.onclick = function () { renderWidget(w.widgetId, readData(), null).catch(showError); };
+      wl.appendChild(el);
+    });
+    state.targets.pages.forEach(function (p) {
+      var el = li(p.path);
+      el.dataset.id = p.pageId;
+      el.onclick = function () { renderPage(p.path, null).catch(showError); };
+      pl.appendChild(el);
+    });
+    markCurrent();
+  }
+
+  function markCurrent() {
+    document.querySelectorAll('nav li').forEach(function (el) {
+      el.classList.toggle('current', !!state.current && el.dataset.id === state.current.id);
+    });
+  }
+
+  function readData() {
+    try { var v = JSON.parse($('data-input').value || '{}'); return v && typeof v === 'object' ? v : {}; }
+    catch (e) { return {}; }
+  }
+
+  function showError(e) { addConsole('app', 'error', 'console', (e.code ? e.code + ': ' : '') + e.message); }
+
+  // -- rendering ----------------------------------------------------------------------------
+
+  function applyViewport() {
+    var vp = state.viewport;
+    frame.style.width = vp.width + 'px';
+    frame.style.height = vp.height + 'px';
+    var stage = $('stage');
+    var room = Math.max(100, stage.clientWidth - 60), roomH = Math.max(100, stage.clientHeight - 80);
+    state.scale = Math.min(1, room / vp.width, roomH / vp.height);
+    var box = $('frame-box');
+    box.style.transform = state.scale === 1 ? '' : 'scale(' + state.scale + ')';
+    box.style.width = (vp.width + 20) + 'px';
+    $('scale').textContent = state.scale === 1 ? '' : Math.round(state.scale * 100) + '%';
+    $('vp-width').value = vp.width; $('vp-height').value = vp.height;
+  }
+
+  function loadFrame(html) {
+    return new Promise(function (resolve) {
+      frame.onload = function () { frame.onload = null; resolve(); };
+      frame.srcdoc = html;
+    }).then(function () {
+      var doc = frame.contentDocument;
+      var imgs = Array.prototype.slice.call(doc.images || []);
+      return Promise.all(imgs.map(function (img) {
+        if (img.complete) return null;
+        return new Promise(function (r) { img.onload = img.onerror = r; setTimeout(r, 3000); });
+      }));
+    }).then(frames2);
+  }
+
+  function frames2() {
+    var win = frame.contentWindow || window;
+    return new Promise(function (r) { win.requestAnimationFrame(function () { win.requestAnimationFrame(function () { r(); }); }); });
+  }
+
+  function renderWidget(widgetId, data, commandId) {
+    var widget = state.targets.widgets.filter(function (w) { return w.widgetId === widgetId; })[0];
+    if (!widget) return Promise.reject(fail('TARGET_NOT_FOUND', 'no widget ' + JSON.stringify(widgetId)));
+    var body = { widgetId: widgetId, structuredContent: data || {}, width: state.viewport.width, height: state.viewport.height };
+    $('data-input').value = JSON.stringify(data || {}, null, 2);
+    addTrace('runtime', 'render_widget', { widgetId: widgetId });
+    return fetch('/__debug/api/render', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      .then(function (r) { return r.json(); })
+      .then(function (res) {
+        (res.diagnostics || []).forEach(function (d) {
+          var level = d.severity.indexOf('error') >= 0 ? 'error' : d.severity.indexOf('warn') >= 0 ? 'warn' : 'info';
+          addConsole('widget', level, 'compiler', d.code + ' ' + d.message, { url: d.file || undefined, lineNumber: d.line || undefined });
+        });
+        if (!res.ok) throw fail(res.error.code, res.error.message);
+        state.mode = 'widget';
+        state.currentData = data || {};
+        // What it rendered from: the given data, or the component's preview.json for {}.
+        if (res.data) $('data-input').value = JSON.stringify(res.data, null, 2);
+        state.current = { type: 'widget', id: widgetId, name: widget.name, path: res.path, viewport: copy(state.viewport) };
+        return loadFrame(res.html);
+      })
+      .then(function () { return finishRender(commandId); });
+  }
+
+  function esc(s) { return String(s).replace(/[&<>"]/g, function (c) { return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]; }); }
+
+  function parseRoute(url) {
+    var q = url.indexOf('?'), path = q < 0 ? url : url.slice(0, q), query = {};
+    if (q >= 0) new URLSearchParams(url.slice(q + 1)).forEach(function (v, k) { query[k] = v; });
+    return { path: path, query: query };
+  }
+
+  function renderPage(url, commandId) {
+    var route = parseRoute(String(url || ''));
+    var page = state.targets.pages.filter(function (p) { return p.path === route.path; })[0];
+    if (!page) return Promise.reject(fail('TARGET_NOT_FOUND', 'no page ' + JSON.stringify(route.path) + ' (pages: ' + state.targets.pages.map(function (p) { return p.path; }).join(', ') + ')'));
+    addTrace('runtime', 'render_page', { url: url });
+    var rows = Object.keys(route.query).map(function (k) {
+      return '<div data-uid="page-q-' + esc(k) + '" data-type="text" role="row">' + esc(k) + ' = ' + esc(route.query[k]) + '</div>';
+    }).join('');
+    var html = '<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0;font:15px/1.5 sans-serif;padding:16px}' +
+      'h1{font-size:18px}pre{background:#f4f4f4;padding:8px;white-space:pre-wrap}</style></head><body>' +
+      '<div data-uid="root" data-type="view">' +
+      '<h1 data-uid="page-title" data-type="text">' + esc(page.path) + '</h1>' +
+      '<p data-uid="page-note" data-type="text">Handoff preview: skillc does not run mini-program pages; this route opens with the query below (' + esc(page.via || '') + ').</p>' +
+      '<div data-uid="page-query" data-type="view">' + (rows || '<div data-uid="page-q-none" data-type="text">no query</div>') + '</div>' +
+      '<pre data-uid="page-payload" data-type="text">' + esc(JSON.stringify({ route: route.path, query: route.query }, null, 2)) + '</pre>' +
+      '</div></body></html>';
+    state.mode = 'page';
+    state.current = { type: 'page', id: page.pageId, name: page.name, path: page.path, query: route.query, viewport: copy(state.viewport) };
+    return loadFrame(html).then(function () { return finishRender(commandId); });
+  }
+
+  function copy(v) { return JSON.parse(JSON.stringify(v)); }
+
+  function finishRender(commandId) {
+    if (commandId) state.current.commandId = commandId; else delete state.current.commandId;
+    $('target-label').textContent = state.current.type + ': ' + state.current.id + ' at ' + state.viewport.width + '×' + state.viewport.height;
+    markCurrent();
+    return postSnapshot(commandId).then(function () { return { rendered: true, target: state.current }; });
+  }
+
+  function rerender(commandId) {
+    if (!state.current) return Promise.resolve(null);
+    if (state.current.type === 'widget') return renderWidget(state.current.id, state.currentData, commandId);
+    var q = new URLSearchParams(state.current.query || {}).toString();
+    return renderPage(state.current.path + (q ? '?' + q : ''), commandId);
+  }
+
+  // -- the DOM snapshot ---------------------------------------------------------------------
+
+  var ROLES = { button: 'button', image: 'img', 'scroll-view': 'region' };
+  var SKIP_ATTRS = { 'data-uid': 1, 'data-type': 1, style: 1 };
+
+  function ownText(el) {
+    var s = '';
+    el.childNodes.forEach(function (n) { if (n.nodeType === 3) s += n.nodeValue; });
+    return s.trim();
+  }
+
+  function domTree() {
+    var doc = frame.contentDocument;
+    if (!doc || !doc.body || !state.current) return null;
+    var count = 1;
+    var root = { uid: 'root', type: state.current.type, name: state.current.name || state.current.id, attrs: {}, details: {}, children: [] };
+    var win = frame.contentWindow;
+    function walk(el, parent) {
+      for (var c = el.firstElementChild; c; c = el.only ? null : c.nextElementSibling) {
+        var uid = c.getAttribute('data-uid');
+        if (!uid) { walk(c, parent); continue; }
+        if (count >= MAX_NODES) { root.details.truncated = true; return; }
+        count += 1;
+        var type = c.getAttribute('data-type') || c.tagName.toLowerCase();
+        var node = { uid: uid, type: type, attrs: {}, details: {}, children: [] };
+        var role = c.getAttribute('role') || ROLES[type];
+        if (role) node.role = role;
+        var text = ownText(c);
+        if (text) node.text = text;
+        if (type === 'button') node.name = c.textContent.trim();
+        for (var i = 0; i < c.attributes.length; i++) {
+          var a = c.attributes[i];
+          if (!SKIP_ATTRS[a.name] && a.name !== 'role') node.attrs[a.name] = a.value;
+        }
+        if (c.getAttribute('style')) node.details.style = c.getAttribute('style');
+        var cs = win.getComputedStyle(c);
+        node.details.tag = c.tagName.toLowerCase();
+        node.details.focusable = c.tabIndex >= 0;
+        if (cs.display === 'none' || cs.visibility === 'hidden') node.details.hidden = true;
+        parent.children.push(node);
+        walk(c, node);
+      }
+    }
+    // The Render IR's root element is uid "root": it is the tree's root itself (one uid, one node).
+    var tops = Array.prototype.filter.call(doc.body.children, function (c) { return c.hasAttribute('data-uid'); });
+    if (tops.length === 1 && tops[0].getAttribute('data-uid') === 'root') {
+      var holder = { children: [] };
+      walk({ firstElementChild: tops[0], only: true }, holder);
+      var top = holder.children[0];
+      root.attrs = top.attrs; root.details = top.details;
+      if (top.role) root.role = top.role;
+      root.children = top.children;
+      return root;
+    }
+    walk(doc.body, root);
+    return root;
+  }
+
+  function targetsWire() {
+    return {
+      widgets: state.targets.widgets.map(function (w) { return { widgetId: w.widgetId, name: w.name }; }),
+      pages: state.targets.pages.map(function (p) { return { pageId: p.pageId, path: p.path, name: p.name, isHome: !!p.isHome }; }),
+    };
+  }
+
+  function postSnapshot(commandId) {
+    var snap = {
+      updatedAtMs: now(),
+      mode: state.mode,
+      targets: targetsWire(),
+      dom: domTree(),
+      console: state.console,
+      traceEvents: state.traceEvents,
+      toolCalls: state.toolCalls,
+      context: { consoleId: state.consoleId, viewport: state.viewport, displayScale: state.scale, data: state.currentData },
+    };
+    if (commandId) snap.commandId = commandId;
+    if (state.current) snap.currentTarget = state.current;
+    return fetch('/__agent_trace', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(snap) })
+      .then(function (r) { if (!r.ok) throw fail('RENDER_FAILED', 'the debugger refused the snapshot: HTTP ' + r.status); });
+  }
+
+  // -- inspection ---------------------------------------------------------------------------
+
+  function element(uid) {
+    if (!state.current) throw fail('TARGET_NOT_FOUND', 'nothing is rendered');
+    var doc = frame.contentDocument;
+    var el = uid ? doc.querySelector('[data-uid="' + CSS.escape(String(uid)) + '"]') : null;
+    if (!el) throw fail('ELEMENT_NOT_FOUND', 'no element with uid ' + JSON.stringify(uid) + ' in the current target');
+    return el;
+  }
+
+  function computedStyle(p) {
+    var el = element(p.uid);
+    var cs = frame.contentWindow.getComputedStyle(el);
+    var names = Array.isArray(p.properties) && p.properties.length ? p.properties : Array.prototype.slice.call(cs);
+    return { uid: p.uid, computedStyle: names.map(function (n) { return { name: n, value: cs.getPropertyValue(n) }; }) };
+  }
+
+  function elementRect(p) {
+    // Inside the iframe the coordinates are the device viewport's already: the frame's display
+    // scale is a transform outside it, so nothing to remove here.
+    var r = element(p.uid).getBoundingClientRect();
+    return { uid: p.uid, x: r.x, y: r.y, width: r.width, height: r.height };
+  }
+
+  function scrollInfo(el, uid) {
+    var doc = frame.contentDocument, isDoc = el === doc.scrollingElement;
+    return {
+      scrolled: true, uid: uid,
+      x: el.scrollLeft, y: el.scrollTop,
+      maxX: Math.max(0, el.scrollWidth - el.clientWidth), maxY: Math.max(0, el.scrollHeight - el.clientHeight),
+      viewportWidth: isDoc ? frame.contentWindow.innerWidth : el.clientWidth,
+      viewportHeight: isDoc ? frame.contentWindow.innerHeight : el.clientHeight,
+    };
+  }
+
+  function scrollTo(p) {
+    if (!state.current) throw fail('TARGET_NOT_FOUND', 'nothing is rendered');
+    var doc = frame.contentDocument, win = frame.contentWindow;
+    var wantX = typeof p.x === 'number', wantY = typeof p.y === 'number';
+    var el, uid;
+    if (p.uid) {
+      el = element(p.uid); uid = p.uid;
+      // The root's own box rarely scrolls; the document around it does.
+      if (uid === 'root' && el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight) el = doc.scrollingElement;
+    }
+    else {
+      var best = null, bestArea = -1, vw = win.innerWidth, vh = win.innerHeight;
+      var all = [doc.scrollingElement].concat(Array.prototype.slice.call(doc.querySelectorAll('[data-uid]')));
+      all.forEach(function (c) {
+        if (!c) return;
+        var rx = c.scrollWidth - c.clientWidth, ry = c.scrollHeight - c.clientHeight;
+        var cs = c === doc.scrollingElement ? null : win.getComputedStyle(c);
+        var canX = rx > 0 && (!cs || /auto|scroll/.test(cs.overflowX)), canY = ry > 0 && (!cs || /auto|scroll/.test(cs.overflowY));
+        var ok = (wantX && canX) || (wantY && canY) || (!wantX && !wantY && (canX || canY));
+        if (!ok) return;
+        var r = c === doc.scrollingElement ? { left: 0, top: 0, right: vw, bottom: vh } : c.getBoundingClientRect();
+        var area = Math.max(0, Math.min(r.right, vw) - Math.max(r.left, 0)) * Math.max(0, Math.min(r.bottom, vh) - Math.max(r.top, 0));
+        if (area > bestArea) { best = c; bestArea = area; }
+      });
+      if (!best) throw fail('SCROLL_FAILED', 'no scrollable container with range on the requested axis');
+      el = best;
+      uid = el === doc.scrollingElement ? 'root' : el.getAttribute('data-uid');
+    }
+    var before = scrollInfo(el, uid);
+    if ((wantX && before.maxX <= 0) || (wantY && before.maxY <= 0)) throw fail('SCROLL_FAILED', 'uid ' + uid + ' has no scroll range on the requested axis');
+    if (wantX) el.scrollLeft = Math.min(Math.max(0, p.x), before.maxX);
+    if (wantY) el.scrollTop = Math.min(Math.max(0, p.y), before.maxY);
+    return frames2().then(function () { return scrollInfo(el, uid); });
+  }
+
+  function screenshotClip(p) {
+    if (!state.current) throw fail('TARGET_NOT_FOUND', 'nothing is rendered');
+    var fr = frame.getBoundingClientRect(), s = state.scale;
+    // The iframe's content box, in the console page's CSS px (its border is 0).
+    var box = { x: fr.left + window.scrollX, y: fr.top + window.scrollY, width: fr.width, height: fr.height };
+    if (!p.uid) return { clip: box, scale: s };
+    var r = element(p.uid).getBoundingClientRect();
+    var x0 = Math.max(box.x, box.x + r.left * s), y0 = Math.max(box.y, box.y + r.top * s);
+    var x1 = Math.min(box.x + box.width, box.x + r.right * s), y1 = Math.min(box.y + box.height, box.y + r.bottom * s);
+    if (x1 <= x0 || y1 <= y0) throw fail('SCREENSHOT_FAILED', 'uid ' + p.uid + ' is outside the visible viewport (scroll_to it first)');
+    return { clip: { x: x0, y: y0, width: x1 - x0, height: y1 - y0 }, scale: s, uid: p.uid };
+  }
+
+  function setViewport(p, commandId) {
+    var w = p.width, h = p.height;
+    if (!(w >= 1 && w <= 9999 && h >= 1 && h <= 9999)) throw fail('VIEWPORT_FAILED', 'width and height must be 1..9999');
+    state.viewport = { width: Math.round(w), height: Math.round(h) };
+    $('viewport-preset').value = 'custom';
+    applyViewport();
+    return rerender(commandId).then(function () {
+      if (!state.current) return postSnapshot(commandId);
+      return null;
+    }).then(function () { return { updated: true, viewport: state.viewport }; });
+  }
+
+  function submitChat(p) {
+    state.mode = 'chat';
+    addTrace('simulator', 'chat_submit', { query: p.query });
+    return fetch('/__debug/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: p.query }) })
+      .then(function (r) {
+        if (r.status === 404) throw fail('CHAT_NOT_READY', 'this debug server has no chat simulator');
+        return r.json().then(function (res) {
+          if (!r.ok || res.error) throw fail((res.error && res.error.code) || 'CHAT_SUBMIT_FAILED', (res.error && res.error.message) || ('HTTP ' + r.status));
+          return res;
+        });
+      });
+  }
+
+  // -- commands over SSE --------------------------------------------------------------------
+
+  var HANDLERS = {
+    // The debugger's own commandId (when it sends one) is what the snapshot must carry.
+    render_widget: function (p, id) { return renderWidget(p.widgetId, p.structuredContent || {}, p.commandId || id); },
+    render_page: function (p, id) { return renderPage(p.url, p.commandId || id); },
+    set_viewport: function (p, id) { return setViewport(p, p.commandId || id); },
+    get_computed_style: computedStyle,
+    get_element_rect: elementRect,
+    scroll_to: scrollTo,
+    take_screenshot: screenshotClip,
+    submit_chat_query: submitChat,
+  };
+
+  function answer(id, body) {
+    body.id = id; body.consoleId = state.consoleId;
+    return fetch('/__debug/answer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  }
+
+  function run(cmd) {
+    var handler = HANDLERS[cmd.name];
+    var p;
+    try {
+      if (!handler) throw fail('INSPECTION_FAILED', 'the console does not know the command ' + cmd.name);
+      p = Promise.resolve(handler(cmd.params || {}, cmd.id));
+    } catch (e) { p = Promise.reject(e); }
+    return p.then(function (result) { return answer(cmd.id, { ok: true, result: result || {} }); },
+      function (e) {
+        var code = e.code || (/^render_/.test(cmd.name) ? 'RENDER_FAILED' : 'INSPECTION_FAILED');
+        return answer(cmd.id, { ok: false, error: { code: code, message: String(e.message || e) } });
+      });
+  }
+
+  function connect() {
+    // ?primary=1: the server's own headless console, which commands prefer over other tabs.
+    var es = new EventSource('/__debug/events' + (/[?&]primary=1/.test(location.search) ? '?primary=1' : ''));
+    var queue = Promise.resolve();
+    es.addEventListener('hello', function (ev) {
+      state.consoleId = JSON.parse(ev.data).consoleId;
+      setStatus(true, 'connected');
+      postSnapshot(null).catch(function () {});
+    });
+    es.addEventListener('command', function (ev) {
+      var cmd = JSON.parse(ev.data);
+      queue = queue.then(function () { return run(cmd); }).catch(function () {});
+    });
+    es.onerror = function () { setStatus(false, 'reconnecting…'); };
+  }
+
+  // -- start --------------------------------------------------------------------------------
+
+  $('viewport-preset').onchange = function () {
+    var v = this.value;
+    if (v === 'custom') return;
+    var wh = v.split('x');
+    setViewport({ width: +wh[0], height: +wh[1] }, null).catch(showError);
+  };
+  $('vp-width').onchange = $('vp-height').onchange = function () {
+    setViewport({ width: +$('vp-width').value, height: +$('vp-height').value }, null).catch(showError);
+  };
+  $('render-btn').onclick = function () { if (state.current) rerender(null).catch(showError); };
+  $('chat').onsubmit = function (ev) {
+    ev.preventDefault();
+    var q = $('chat-input').value.trim();
+    if (q) submitChat({ query: q }).catch(showError);
+  };
+  window.addEventListener('error', function (ev) { addConsole('app', 'error', 'console', ev.message, { url: ev.filename, lineNumber: ev.lineno, columnNumber: ev.colno }); });
+
+  applyViewport();
+  fetch('/__debug/api/targets').then(function (r) { return r.json(); }).then(function (t) {
+    state.targets = t;
+    listTargets();
+    connect();
+  });
+})();

@@ -1,0 +1,73 @@
+"""The debug descriptor: how to reach a running debugger, printed at start-up and served as the MCP
+resource :data:`DESCRIPTOR_URI` of the Debugger MCP."""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from skillc import __version__
+
+DESCRIPTOR_URI = "skillc://debugger/descriptor"
+DebugState = Literal["unavailable", "available", "listening", "client_connected", "error"]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class DebugUrls(_Wire):
+    debugger_mcp: str  # http://host:port/__wsd_mcp
+    skills_mcp: str  # http://host:port/mcp
+    console: str  # the debug console page
+    agent_trace: str  # where the console posts snapshots
+
+
+class RuntimeVersions(_Wire):
+    skillc: str = __version__
+    python: str = Field(default_factory=platform.python_version)
+    mcp: str | None = None
+    quickjs: str | None = None
+    chromium: str | None = None
+
+
+class DebugDescriptor(_Wire):
+    state: DebugState = "available"
+    host: str = "127.0.0.1"
+    port: int | None = None
+    urls: DebugUrls | None = None
+    pid: int = Field(default_factory=os.getpid)
+    versions: RuntimeVersions = Field(default_factory=RuntimeVersions)
+    skills: list[str] = Field(default_factory=list)  # the skill folders being debugged
+    error: str | None = None  # set when state is "error"
+
+    def wire(self) -> dict[str, object]:
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    def with_address(self, host: str, port: int, console_path: str = "/") -> DebugDescriptor:
+        """The descriptor once the server listens on ``host:port``."""
+        shown = f"[{host}]" if ":" in host else host
+        base = f"http://{shown}:{port}"
+        urls = DebugUrls(
+            debugger_mcp=f"{base}/__wsd_mcp",
+            skills_mcp=f"{base}/mcp",
+            console=f"{base}{console_path}",
+            agent_trace=f"{base}/__agent_trace",
+        )
+        return self.model_copy(update={"host": host, "port": port, "urls": urls, "state": "listening"})
+
+
+def runtime_versions(chromium: str | None = None) -> RuntimeVersions:
+    from importlib.metadata import PackageNotFoundError, version
+
+    def _v(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    return RuntimeVersions(mcp=_v("mcp"), quickjs=_v("quickjs") or _v("quickjs-ng"), chromium=chromium)
