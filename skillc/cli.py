@@ -872,18 +872,33 @@ def run(
     sys.exit(EXIT_ERRORS if any(r.failed for r in records) else EXIT_OK)
 
 
+def _server_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """PATHS, --host, --port and --state-dir: the same for every command that starts a server."""
+    for option in reversed(
+        (
+            click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path)),
+            click.option("--host", default="127.0.0.1", show_default=True, help="The interface to listen on."),
+            click.option(
+                "--port",
+                type=click.IntRange(0, 65535),
+                default=8765,
+                show_default=True,
+                help="The port (0 picks a free one).",
+            ),
+            click.option(
+                "--state-dir",
+                type=click.Path(path_type=Path, file_okay=False),
+                default=None,
+                help="Where storage, cards and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
+            ),
+        )
+    ):
+        f = option(f)
+    return f
+
+
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--host", default="127.0.0.1", show_default=True, help="The interface to listen on.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="The port (0 picks a free one)."
-)
-@click.option(
-    "--state-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Where storage, cards and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
-)
+@_server_options
 @click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking (tests, trusted setups).")
 @click.option(
     "--approve",
@@ -997,17 +1012,7 @@ def serve(
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--host", default="127.0.0.1", show_default=True, help="The interface to listen on.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="The port (0 picks a free one)."
-)
-@click.option(
-    "--state-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Where storage, cards and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
-)
+@_server_options
 @click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking.")
 @click.option("--no-browser", is_flag=True, help="Do not launch headless Chromium; open the console URL yourself.")
 def debug(
