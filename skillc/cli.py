@@ -600,7 +600,6 @@ def _mount_result(
     from skillc.runtime.cards.card_host import CardHost
     from skillc.runtime.cards.card_models import CallOutcome
     from skillc.runtime.config import RuntimeConfig
-    from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome
 
     path = f"components/{component}/index"
     apis = pkg.manifest.apis if pkg.manifest else []
@@ -616,29 +615,15 @@ def _mount_result(
         click.echo("skillc: error: the result has isError: true; WeChat shows no card for an error result", err=True)
         sys.exit(EXIT_ERRORS)
 
-    class Recorded(ApiRuntime):
-        """Every call returns the recorded result; everything after the call is the real card host."""
-
-        async def call(
-            self,
-            api_name: str,
-            arguments: Any = None,
-            context: ApiCallContext | None = None,
-            *,
-            timeout_s: float | None = None,
-            approver: Any = None,
-        ) -> ApiCallOutcome:
-            return ApiCallOutcome(api_name=api_name, result=result)
-
     async def mount(runtime: ApiRuntime) -> CallOutcome:
         host = CardHost(runtime, viewport=viewport, card_ids=lambda: "card-1")
         try:
-            return await host.call(api, arguments, runtime.context(api, arguments))
+            return await host.show(api, result, arguments)
         finally:
             await host.close()
 
     with tempfile.TemporaryDirectory(prefix="skillc-render-") as tmp:
-        runtime = Recorded(pkg, RuntimeConfig(state_dir=Path(tmp)))
+        runtime = ApiRuntime(pkg, RuntimeConfig(state_dir=Path(tmp)))
         try:
             outcome = asyncio.run(mount(runtime))
         finally:
@@ -1015,8 +1000,29 @@ def serve(
 @_server_options
 @click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking.")
 @click.option("--no-browser", is_flag=True, help="Do not launch headless Chromium; open the console URL yourself.")
+@click.option(
+    "--planner-url",
+    default=None,
+    help="An OpenAI-compatible chat-completions endpoint (e.g. https://api.openai.com/v1) that decides the "
+    "chat box's tool calls [default: the built-in /call and keyword planner].",
+)
+@click.option("--planner-model", default=None, help="The model to ask at --planner-url.")
+@click.option(
+    "--planner-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="The environment variable holding --planner-url's API key (none sent when it is unset).",
+)
 def debug(
-    paths: tuple[Path, ...], host: str, port: int, state_dir: Path | None, approve_all: bool, no_browser: bool
+    paths: tuple[Path, ...],
+    host: str,
+    port: int,
+    state_dir: Path | None,
+    approve_all: bool,
+    no_browser: bool,
+    planner_url: str | None,
+    planner_model: str | None,
+    planner_key_env: str,
 ) -> None:
     """Debug skills: the skills' MCP, the Debugger MCP and the debug console page on one server.
 
@@ -1026,16 +1032,31 @@ def debug(
     debugger tool; --no-browser leaves that to you. Prints the URLs and the debug descriptor
     (JSON). See docs/debugger.md.
 
+    The chat box (and the Debugger MCP's submit_chat_query) runs a simulated agent turn whose tool
+    calls go to /mcp like any host's. By default a deterministic planner decides them: `/call TOOL
+    {json}` calls that tool, any other query calls the tool whose name and description share the
+    most words with it. --planner-url and --planner-model hand the decisions to a model instead.
+
     \b
-    Example:
+    Examples:
       skillc debug examples/coffee-skill --port 8766
+      skillc debug examples/coffee-skill --planner-url https://api.openai.com/v1 --planner-model gpt-4o-mini
     """
     import json
+    import os
 
     from skillc.runtime.config import RuntimeConfig, default_state_dir
     from skillc.server.consent import ConsentPolicy
     from skillc.server.debugger.console_page import build_debug_server
+    from skillc.server.debugger.planner import CommandPlanner, OpenAIPlanner, Planner
     from skillc.server.runner import ServeOptions, prepare
+
+    if (planner_url is None) != (planner_model is None):
+        click.echo("skillc: error: --planner-url and --planner-model go together; give both or neither", err=True)
+        sys.exit(EXIT_USAGE)
+    planner: Planner = CommandPlanner()
+    if planner_url is not None and planner_model is not None:
+        planner = OpenAIPlanner(planner_url, planner_model, api_key=os.environ.get(planner_key_env) or None)
 
     options = ServeOptions(
         paths=paths,
@@ -1059,7 +1080,9 @@ def debug(
             click.echo(f"skillc: error: cannot listen on {host}:{port}: {err.strerror or err}", err=True)
             sys.exit(EXIT_USAGE)
         port = probe.getsockname()[1]
-    debug_server = build_debug_server(prepared, browser=not no_browser, skill_paths=[str(p) for p in paths])
+    debug_server = build_debug_server(
+        prepared, browser=not no_browser, skill_paths=[str(p) for p in paths], planner=planner
+    )
     debug_server.listening(host, port)
     urls = debug_server.descriptor.urls
     click.echo(f"debug console:  {urls.console}", err=True)

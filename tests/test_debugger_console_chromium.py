@@ -24,9 +24,10 @@ from skillc.server.debugger.channel_sse import HeadlessConsole, SseConsoleChanne
 from skillc.server.debugger.console_page import DebugServer, build_debug_server
 from skillc.server.debugger.errors import DebuggerError
 from skillc.server.runner import ServeOptions, prepare
-from tests.conftest import COFFEE, require
+from tests.conftest import COFFEE, FIXTURES, require
 
 pytestmark = pytest.mark.chromium
+ORDER_SKILL = FIXTURES / "runtime-lifecycle" / "order-skill"
 
 
 def _free_port() -> int:
@@ -52,7 +53,7 @@ def debug_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     require(find_spec("playwright") is not None, "playwright is not installed (pip install playwright)")
     require(HeadlessConsole.executable() is not None, "no chromium on PATH (apt-get install chromium)")
     state = tmp_path_factory.mktemp("debug-state")
-    prepared = prepare(ServeOptions(paths=(COFFEE,), runtime=RuntimeConfig(state_dir=state)))
+    prepared = prepare(ServeOptions(paths=(COFFEE, ORDER_SKILL), runtime=RuntimeConfig(state_dir=state)))
     debug = build_debug_server(prepared, browser=True, offline=True)
     port = _free_port()
     debug.listening("127.0.0.1", port)
@@ -192,9 +193,9 @@ def test_console_page_render_endpoint_reports_unknown_widgets(tmp_path: Path) ->
     page = ConsolePage([s.package for s in prepared.server.catalogue.skills])
     assert set(page.widgets) == {"drink-list", "order-confirm", "payment-result"}
     assert {p["path"] for p in page.pages} >= {"/pages/menu/menu", "/pages/order/order"}
-    bad = page.render_widget({"widgetId": "nope"})
+    bad = asyncio.run(page.render_widget({"widgetId": "nope"}))
     assert bad["ok"] is False and bad["error"]["code"] == "TARGET_NOT_FOUND"
-    good = page.render_widget({"widgetId": "drink-list", "width": 375, "height": 667})
+    good = asyncio.run(page.render_widget({"widgetId": "drink-list", "width": 375, "height": 667}))
     assert good["ok"] is True and 'data-uid="' in good["html"]
 
 
@@ -204,14 +205,26 @@ def test_console_errors_reach_the_agent(debug_server: Running) -> None:
     codes = {
         "scroll_to": call(url, "scroll_to", {"uid": "0.1", "y": 10}),
         "render_page": call(url, "render_page", {"url": "/pages/nowhere/index"}),
-        "submit_chat_query": call(url, "submit_chat_query", {"query": "a latte please"}),
     }
+    assert debug_server.debug.page is not None and debug_server.debug.page.chat is not None
+    chat = debug_server.debug.page.chat
+    endpoint = chat.endpoint
+    try:
+        chat.endpoint = lambda: None  # the skills' MCP is not listening
+        codes["not_ready"] = call(url, "submit_chat_query", {"query": "a latte please"})
+        chat.endpoint = lambda: "http://127.0.0.1:9/mcp"  # nothing answers there
+        codes["submit_failed"] = call(url, "submit_chat_query", {"query": "a latte please"})
+    finally:
+        chat.endpoint = endpoint
     got = {name: r.structured_content["error"]["code"] for name, r in codes.items() if r.is_error}
     assert got == {
         "scroll_to": "SCROLL_FAILED",
         "render_page": "TARGET_NOT_FOUND",
-        "submit_chat_query": "CHAT_NOT_READY",
+        "not_ready": "CHAT_NOT_READY",
+        "submit_failed": "CHAT_SUBMIT_FAILED",
     }
+    failed = codes["submit_failed"].structured_content["error"]["message"]
+    assert "tools/list at http://127.0.0.1:9/mcp failed" in failed
 
 
 def test_the_descriptor_says_a_console_is_connected(debug_server: Running) -> None:
@@ -235,3 +248,59 @@ def test_another_open_console_does_not_take_the_commands(debug_server: Running) 
         assert next(lines).startswith("data: ")
         rendered = call(debug_server.mcp_url, "render_widget", {"widgetId": "order-confirm"})
         assert not rendered.is_error, rendered.structured_content
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_submit_chat_query_records_the_turn(debug_server: Running, mode: str) -> None:
+    url = debug_server.mcp_url
+    sent = call(url, "submit_chat_query", {"query": '/call searchDrinks {"keyword": "拿铁"}'}, mode)
+    assert not sent.is_error, sent.structured_content
+    turn = sent.structured_content
+    assert turn["submitted"] is True and turn["completed"] is True and turn["query"].startswith("/call")
+    request_id = turn["requestId"]
+
+    events = call(url, "list_agent_trace_events", {"requestId": request_id}, mode).structured_content
+    assert events["total"] == len(events["events"]) >= 6
+    assert {e["requestId"] for e in events["events"]} == {request_id}
+    assert [e["event"] for e in events["events"]][:2] == ["turn_start", "tools_list"]
+    mcp = call(url, "list_agent_trace_events", {"requestId": request_id, "category": "mcp"}, mode)
+    assert [e["event"] for e in mcp.structured_content["events"]] == ["tools_list", "tools_call", "tools_call_result"]
+
+    calls = call(url, "list_agent_tool_calls", {"requestId": request_id}, mode).structured_content
+    [tool_call] = calls["toolCalls"]
+    assert (tool_call["toolName"], tool_call["status"], tool_call["appKey"]) == (
+        "searchDrinks",
+        "succeeded",
+        "coffee-skill",
+    )
+    by_query = call(url, "list_agent_tool_calls", {"query": "拿铁", "toolName": "searchDrinks"}, mode)
+    assert request_id in {c["requestId"] for c in by_query.structured_content["toolCalls"]}
+
+    # The API VM's console line, with file:line, is in the console the agent reads.
+    lines = call(url, "list_console_messages", {"target": "app", "query": "searchDrinks took"}, mode)
+    found = lines.structured_content["messages"]
+    assert found and found[-1]["source"] == "api-vm"
+    assert (found[-1]["url"], found[-1]["lineNumber"]) == ("coffee-skill/index.js", 11)
+
+    # The card the turn mounted is the current target, rendered from the card's own Render IR.
+    snap = call(url, "take_snapshot", {}, mode).structured_content
+    assert snap["target"]["type"] == "widget" and snap["target"]["id"] == "drink-list"
+    assert "拿铁" in snap["snapshot"]
+    scene = call(url, "get_log_snapshot", {}, mode).structured_content["snapshot"]
+    last = scene["context"]["chat"][-1]
+    assert last["requestId"] == request_id
+    assert [m["role"] for m in last["messages"]] == ["user", "assistant", "tool", "assistant"]
+    assert last["cards"][0]["structuredContent"]["keyword"] == "拿铁"
+
+
+def test_render_widget_with_structured_content_runs_the_cards_javascript(debug_server: Running) -> None:
+    url = debug_server.mcp_url
+    rendered = call(url, "render_widget", {"widgetId": "order-card", "structuredContent": {"title": "Order o-3"}})
+    assert not rendered.is_error, rendered.structured_content
+    snap = call(url, "take_snapshot", {}).structured_content["snapshot"]
+    assert '"Order o-3"' in snap  # set by the card's Result handler, not bound from the data
+    lines = call(url, "list_console_messages", {"target": "widget", "query": "result waiting"}).structured_content
+    message = lines["messages"][-1]
+    assert (message["source"], message["url"]) == ("card-vm", "order-skill/components/order-card/index.js")
+    full = call(url, "get_console_message", {"msgid": message["msgid"]}).structured_content
+    assert full["found"] is True and full["message"]["entry"]["args"] == ["result waiting"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -40,6 +41,7 @@ from skillc.ir.viewport import Viewport
 from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.contracts import ConsoleEntry
 from skillc.server.catalog import Catalogue
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
 from skillc.server.registry import ToolRegistry, ToolResult, ToolSpec, error_result
@@ -48,6 +50,9 @@ from skillc.server.tools import APP_MIME_TYPE, CardEventArgs, ServedApi, card_ev
 from skillc.server.view import image_origins, view_html
 
 log = logging.getLogger("skillc.server")
+
+# (skill, "api-vm" | "card-vm", the lines): who sees each call's console (the debug console).
+ConsoleObserver = Callable[[str, str, list[ConsoleEntry]], object]
 
 
 @dataclass
@@ -88,6 +93,7 @@ class SkillServer:
             cards = CardHost(runtime, viewport=viewport or Viewport())
             self._skills[name] = _Skill(runtime, cards, image_origins(loaded.package), catalogue.tool_names(name))
         self._card_skill: dict[str, str] = {}
+        self.console_observers: list[ConsoleObserver] = []
         self.tools = ToolRegistry()
         for api in catalogue.apis.values():
             self.tools.add(ToolSpec(tool_for(api), partial(self._call_api, api)))
@@ -153,6 +159,20 @@ class SkillServer:
     async def call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
         return wire_safe(await self.tools.call(ctx, params))
 
+    def cards(self, skill: str) -> CardHost | None:
+        """The card host of a served skill (None for one that is not served)."""
+        served = self._skills.get(skill)
+        return served.cards if served is not None else None
+
+    def observe(self, skill: str, source: str, lines: list[ConsoleEntry]) -> None:
+        if not lines:
+            return
+        for observer in self.console_observers:
+            try:
+                observer(skill, source, lines)
+            except Exception:  # an observer's bug must not fail the call it watches
+                log.exception("a console observer failed")
+
     # -- calls -----------------------------------------------------------------------------------
 
     async def _call_api(
@@ -168,6 +188,8 @@ class SkillServer:
             approve = decision
         context = skill.runtime.context(api.spec.name, session_id=self.session_id)
         outcome = await skill.cards.call(api.spec.name, arguments, context, approve=approve)
+        self.observe(api.skill, "api-vm", outcome.api.console)
+        self.observe(api.skill, "card-vm", outcome.console)
         if outcome.card is not None:
             self._card_skill[outcome.card.card_id] = api.skill
         return call_result(outcome, skill.tool_names)
@@ -199,6 +221,7 @@ class SkillServer:
         if name is None:
             return error_result(f"no card {card_id} is known to this server")
         outcome = await self._skills[name].cards.event(card_id, args.node_id, args.event, args.detail)
+        self.observe(name, "card-vm", outcome.console)
         return event_result(outcome)
 
     async def close(self) -> None:

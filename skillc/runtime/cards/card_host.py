@@ -41,7 +41,7 @@ from skillc.runtime.cards.card_models import (
 )
 from skillc.runtime.cards.card_store import CardRecord, CardStore, Lru
 from skillc.runtime.cards.component_host import CardBinding
-from skillc.runtime.contracts import ApiCallContext, ApprovalRequest, AtomicApiResult
+from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome, ApprovalRequest, AtomicApiResult
 from skillc.runtime.sandbox.engine import BackgroundLoop
 from skillc.runtime.sandbox.modules import SkillCode
 
@@ -120,9 +120,33 @@ class CardHost:
             out.actions.append(
                 ExpireAllCards(component_paths=action.component_paths, match=action.match, expired=expired)
             )
-        result = api.result
+        if api.result.is_error:
+            return out
+        args = arguments if isinstance(arguments, dict) else {}
+        return await self._show(out, args, ctx, None)
+
+    async def show(
+        self,
+        api_name: str,
+        result: AtomicApiResult,
+        arguments: dict[str, Any] | None = None,
+        context: ApiCallContext | None = None,
+        *,
+        viewport: Viewport | None = None,
+    ) -> CallOutcome:
+        """The card ``api_name`` shows for a ``result`` it did not have to compute (a recorded result,
+        the debug console's structuredContent): everything after the call, as :meth:`call` does it.
+        ``viewport``: this card's device size instead of the host's."""
+        ctx = context or self.runtime.context(api_name, arguments)
+        out = CallOutcome(api=ApiCallOutcome(api_name=api_name, result=result))
         if result.is_error:
             return out
+        return await self._show(out, arguments or {}, ctx, viewport)
+
+    async def _show(
+        self, out: CallOutcome, args: dict[str, Any], ctx: ApiCallContext, viewport: Viewport | None
+    ) -> CallOutcome:
+        api_name, result = out.api.api_name, out.api.result
         spec = self.package.manifest.api(api_name) if self.package.manifest else None
         path = spec.component_path if spec else None
         if not path:
@@ -137,7 +161,7 @@ class CardHost:
             return out
         card_id = self._new_id()
         self._skill_ids.add(ctx.scope)
-        setup = self._setup(card_id, path, api_name, compiled, ctx)
+        setup = self._setup(card_id, path, api_name, compiled, ctx, viewport or self.viewport)
         executor = self._pick_thread()
         seq = await asyncio.to_thread(self.store.next_seq)
         record = CardRecord(
@@ -148,7 +172,6 @@ class CardHost:
             context=ctx,
             expired_text=setup.expired_text,
         )
-        args = arguments if isinstance(arguments, dict) else {}
         card, step, view = await self._run(executor, self._mount_job, setup, record, result, args)
         out.diagnostics += step.diagnostics
         out.console += step.console
@@ -333,7 +356,7 @@ class CardHost:
         if compiled is None:
             message = f"card {card_id} cannot be rebuilt: {record.component_path} no longer compiles"
             return None, [*diags, Diagnostic.make("CMPVM008", message)]
-        setup = self._setup(card_id, record.component_path, record.api_name, compiled, record.context)
+        setup = self._setup(card_id, record.component_path, record.api_name, compiled, record.context, self.viewport)
         executor = self._pick_thread()
         card, step = await self._run(executor, self._rebuild_job, setup, record, data)
         if step.failure is not None:
@@ -343,7 +366,13 @@ class CardHost:
         return live, step.diagnostics
 
     def _setup(
-        self, card_id: str, path: str, api_name: str, compiled: CompiledComponent, ctx: ApiCallContext
+        self,
+        card_id: str,
+        path: str,
+        api_name: str,
+        compiled: CompiledComponent,
+        ctx: ApiCallContext,
+        viewport: Viewport,
     ) -> CardSetup:
         comp = self.package.manifest.component(path) if self.package.manifest else None
         binding = CardBinding(
@@ -351,14 +380,14 @@ class CardHost:
             component_path=path,
             api_name=api_name,
             dynamic=bool(comp and comp.dynamic),
-            dimensions=dimensions_for(self.viewport),
+            dimensions=dimensions_for(viewport),
             declared_apis=self._declared,
         )
         return CardSetup(
             binding=binding,
             component=compiled,
             context=ctx,
-            viewport=self.viewport,
+            viewport=viewport,
             code=self._code,
             config=self.runtime.config,
             storage=self.runtime.storage,

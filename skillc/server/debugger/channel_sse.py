@@ -55,6 +55,10 @@ KEEPALIVE_S = 15.0
 Screenshotter = Callable[[dict[str, float], str, int | None], Awaitable[str]]
 
 
+def _frame(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
 def _code(value: object) -> ErrorCode:
     return cast(ErrorCode, value) if value in ERROR_CODES else "INSPECTION_FAILED"
 
@@ -116,8 +120,7 @@ class SseConsoleChannel:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         console.pending[command_id] = future
         try:
-            event = json.dumps({"id": command_id, "name": name, "params": params}, ensure_ascii=False)
-            console.outbox.put_nowait(event)
+            console.outbox.put_nowait(_frame("command", {"id": command_id, "name": name, "params": params}))
             answer: dict[str, Any] = await self._race(console, future, deadline)
         finally:
             console.pending.pop(command_id, None)
@@ -218,6 +221,12 @@ class SseConsoleChannel:
         if self.on_change:
             self.on_change()
 
+    def broadcast(self, event: str, data: Any) -> None:
+        """Send an event (not a command: nothing answers it) to every open console."""
+        frame = _frame(event, data)
+        for console in self._consoles.values():
+            console.outbox.put_nowait(frame)
+
     def close(self) -> None:
         for console in list(self._consoles.values()):
             console.outbox.put_nowait(None)
@@ -236,7 +245,7 @@ class SseConsoleChannel:
                     continue
                 if item is None:
                     break
-                yield f"event: command\ndata: {item}\n\n"
+                yield item
         finally:
             self._disconnect(console)
 

@@ -4,9 +4,15 @@
 - ``GET /__debug/api/targets``: the render targets: widgets (the skills' components) and pages (the
   routes APIs hand off to through ``_meta.ui.pagePath`` or a component's ``relatedPage``).
 - ``POST /__debug/api/render`` ``{"widgetId", "structuredContent", "width", "height"}``: the card as
-  an HTML backend document (``{"ok": true, "html", "diagnostics"}``), rendered from
-  ``structuredContent`` as template data (what the WXML binds; the card's JavaScript does not run
-  here); an empty ``structuredContent`` renders the component's ``preview.json`` when it has one.
+  an HTML backend document (``{"ok": true, "html", "diagnostics", "console"}``). ``structuredContent``
+  is what the API bound to the component returned: the skill server's card host mounts the card
+  with it as a call would (its index.js runs: created, attached, Input, Result), so the card VM's
+  console lines come back too. An empty ``structuredContent`` shows the component's
+  ``preview.json`` as template data (what the WXML binds; no JavaScript runs), and so does a
+  component no API shows.
+- ``POST /__debug/api/chat`` ``{"query"}``: one chat turn (:mod:`skillc.server.debugger.chat`):
+  its requestId, messages, trace events, tool calls, console lines and the card it mounted, as HTML.
+- ``GET /__debug/api/console``: the runtime console lines so far (:mod:`..console_feed`).
 
 The page subscribes to the control channel (:mod:`skillc.server.debugger.channel_sse`), runs the
 commands on the rendered DOM and posts the scene to ``/__agent_trace``.
@@ -15,6 +21,7 @@ commands on the rendered DOM and posts the scene to ``/__agent_trace``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -27,6 +34,15 @@ from starlette.routing import Route
 from skillc.backends.html_backend import render_html
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import SkillPackage
+from skillc.ir.component import compile_component
+from skillc.ir.evaluate import CardRenderer
+from skillc.ir.render import from_plain
+from skillc.ir.viewport import Viewport
+from skillc.runtime.cards.card_host import CardHost
+from skillc.runtime.contracts import AtomicApiResult
+from skillc.server.debugger.chat import ChatError, ChatSimulator, ToolOutcome
+from skillc.server.debugger.console_feed import ConsoleFeed
+from skillc.server.debugger.planner import CommandPlanner, Planner
 
 CONSOLE_PATHS = ("/", "/__debug")
 _STATIC = {"console.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8"}
@@ -89,12 +105,23 @@ def pages_of(packages: list[SkillPackage]) -> list[dict[str, Any]]:
 
 
 class ConsolePage:
-    """The page's routes, for the skills being debugged."""
+    """The page's routes, for the skills being debugged. ``cards``: the skill server's card host of
+    a skill (for renders that run the card's JavaScript); ``chat``: the chat box's simulator."""
 
-    def __init__(self, packages: list[SkillPackage]) -> None:
+    def __init__(
+        self,
+        packages: list[SkillPackage],
+        *,
+        cards: Callable[[str], CardHost | None] | None = None,
+        chat: ChatSimulator | None = None,
+        feed: ConsoleFeed | None = None,
+    ) -> None:
         self.packages = packages
         self.widgets = {w.widget_id: w for w in widgets_of(packages)}
         self.pages = pages_of(packages)
+        self.cards = cards
+        self.chat = chat
+        self.feed = feed or ConsoleFeed()
 
     async def index(self, _request: Request) -> Response:
         return HTMLResponse(_asset("index.html"), headers={"Cache-Control": "no-store"})
@@ -112,20 +139,16 @@ class ConsolePage:
         ]
         return JSONResponse({"widgets": widgets, "pages": self.pages})
 
+    async def console(self, _request: Request) -> Response:
+        return JSONResponse({"console": list(self.feed.lines)})
+
     async def render(self, request: Request) -> Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            return JSONResponse({"ok": False, "error": {"code": "RENDER_FAILED", "message": "not JSON"}}, 400)
-        if not isinstance(body, dict):
-            body = {}
-        return JSONResponse(self.render_widget(body))
+        body = await _json_body(request)
+        if body is None:
+            return JSONResponse(_fail("RENDER_FAILED", "the body must be a JSON object"), 400)
+        return JSONResponse(await self.render_widget(body))
 
-    def render_widget(self, body: dict[str, Any]) -> dict[str, Any]:
-        from skillc.ir.component import compile_component
-        from skillc.ir.evaluate import CardRenderer
-        from skillc.ir.viewport import Viewport
-
+    async def render_widget(self, body: dict[str, Any]) -> dict[str, Any]:
         widget = self.widgets.get(str(body.get("widgetId")))
         if widget is None:
             known = ", ".join(self.widgets) or "none"
@@ -135,7 +158,16 @@ class ConsolePage:
             data = {}
         if not isinstance(data, dict):
             return _fail("RENDER_FAILED", "structuredContent must be a JSON object")
+        try:
+            viewport = Viewport(width=int(body.get("width") or 375), height=int(body.get("height") or 667))
+        except (TypeError, ValueError) as err:
+            return _fail("VIEWPORT_FAILED", f"bad viewport: {err}")
         pkg = widget.package
+        path = f"components/{widget.component}/index"
+        api = next((a.name for a in pkg.manifest.apis if a.component_path == path), None) if pkg.manifest else None
+        host = self.cards(pkg.name) if self.cards is not None and api is not None else None
+        if data and host is not None and api is not None:
+            return await self._mount(widget, host, api, data, viewport)
         preview = f"components/{widget.component}/preview.json"
         if not data and preview in pkg.sources:
             try:
@@ -143,10 +175,33 @@ class ConsolePage:
             except ValueError:
                 loaded = {}
             data = loaded if isinstance(loaded, dict) else {}
-        try:
-            viewport = Viewport(width=int(body.get("width") or 375), height=int(body.get("height") or 667))
-        except (TypeError, ValueError) as err:
-            return _fail("VIEWPORT_FAILED", f"bad viewport: {err}")
+        return self._template(widget, data, viewport)
+
+    async def _mount(
+        self, widget: Widget, host: CardHost, api: str, data: dict[str, Any], viewport: Viewport
+    ) -> dict[str, Any]:
+        """The card as a call of ``api`` returning ``data`` would show it (its JavaScript runs)."""
+        result = AtomicApiResult(content=[], structured_content=data)
+        outcome = await host.show(api, result, {}, viewport=viewport)
+        console = self.feed.add(widget.skill, "card-vm", outcome.console)
+        diagnostics = [_diag(d) for d in outcome.diagnostics]
+        if outcome.card is None:
+            reason = outcome.fallback.reason if outcome.fallback is not None else "no card"
+            failed = _fail("RENDER_FAILED", f"{widget.widget_id} could not be shown: {reason}")
+            return {**failed, "diagnostics": diagnostics, "console": console}
+        return {
+            "ok": True,
+            "html": render_html(outcome.card.document, title=f"{widget.skill} / {widget.component}"),
+            "diagnostics": diagnostics,
+            "console": console,
+            "path": f"components/{widget.component}/index",
+            "data": data,
+            "cardId": outcome.card.card_id,
+        }
+
+    def _template(self, widget: Widget, data: dict[str, Any], viewport: Viewport) -> dict[str, Any]:
+        """``data`` as the template's data: what the WXML binds, without the card's JavaScript."""
+        pkg = widget.package
         sink = DiagnosticSink()
         compiled = compile_component(pkg, widget.component, sink)
         diagnostics = [_diag(d) for d in sink]
@@ -162,8 +217,66 @@ class ConsolePage:
             "ok": True,
             "html": render_html(doc, title=f"{pkg.name} / {widget.component}"),
             "diagnostics": diagnostics,
+            "console": [],
             "path": f"components/{widget.component}/index",
             "data": data,
+        }
+
+    async def chat_turn(self, request: Request) -> Response:
+        body = await _json_body(request)
+        query = body.get("query") if body is not None else None
+        if not isinstance(query, str):
+            return JSONResponse(_fail("CHAT_SUBMIT_FAILED", 'the body must be {"query": string}'), 400)
+        if self.chat is None:
+            return JSONResponse(_fail("CHAT_NOT_READY", "this debug server has no chat simulator"), 503)
+        mark = self.feed.total
+        try:
+            turn = await self.chat.turn(query)
+        except ChatError as err:
+            status = {"CHAT_BUSY": 409, "CHAT_NOT_READY": 503}.get(err.code, 502)
+            return JSONResponse(_fail(err.code, str(err)), status)
+        return JSONResponse(
+            {
+                "ok": True,
+                "requestId": turn.request_id,
+                "completed": turn.completed,
+                "planner": turn.planner,
+                "messages": [m.wire() for m in turn.messages],
+                "traceEvents": [e.wire() for e in turn.trace_events],
+                "toolCalls": [c.wire() for c in turn.tool_calls],
+                "console": self.feed.since(mark),
+                "cards": [card for o in turn.outcomes if (card := self._card(o)) is not None],
+            }
+        )
+
+    def _card(self, outcome: ToolOutcome) -> dict[str, Any] | None:
+        """A card a turn's call mounted, as the console shows it: its Render IR from the result's
+        ``_meta`` as HTML, and the widget it is an instance of."""
+        card = outcome.card
+        if card is None or outcome.result is None:
+            return None
+        path = str(card.get("componentPath") or "")
+        widget = next(
+            (
+                w
+                for w in self.widgets.values()
+                if w.skill == outcome.skill and path.startswith(f"components/{w.component}/")
+            ),
+            None,
+        )
+        try:
+            document = from_plain(card.get("document"))
+        except (TypeError, ValueError, KeyError):
+            return None
+        return {
+            "toolName": outcome.tool,
+            "toolCallId": outcome.call_id,
+            "cardId": card.get("cardId"),
+            "componentPath": path,
+            "widgetId": widget.widget_id if widget is not None else None,
+            "name": widget.name if widget is not None else path,
+            "structuredContent": outcome.result.structured_content,
+            "html": render_html(document, title=path),
         }
 
     def routes(self) -> list[Route]:
@@ -171,8 +284,18 @@ class ConsolePage:
             *(Route(path, self.index, methods=["GET"]) for path in CONSOLE_PATHS),
             Route("/__debug/static/{name}", self.static, methods=["GET"]),
             Route("/__debug/api/targets", self.targets, methods=["GET"]),
+            Route("/__debug/api/console", self.console, methods=["GET"]),
             Route("/__debug/api/render", self.render, methods=["POST"]),
+            Route("/__debug/api/chat", self.chat_turn, methods=["POST"]),
         ]
+
+
+async def _json_body(request: Request) -> dict[str, Any] | None:
+    try:
+        body = await request.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
 
 
 def _fail(code: str, message: str) -> dict[str, Any]:
@@ -205,6 +328,7 @@ class DebugServer:
     debugger: Any  # DebuggerApp
     headless: Any = None  # HeadlessConsole, when the server owns a browser
     browser_error: str | None = None
+    page: ConsolePage | None = None
 
     def listening(self, host: str, port: int) -> None:
         server = self.debugger.server
@@ -233,10 +357,16 @@ class DebugServer:
 
 
 def build_debug_server(
-    prepared: Any, *, browser: bool = True, skill_paths: list[str] | None = None, offline: bool = False
+    prepared: Any,
+    *,
+    browser: bool = True,
+    skill_paths: list[str] | None = None,
+    offline: bool = False,
+    planner: Planner | None = None,
 ) -> DebugServer:
     """``prepared``: :func:`skillc.server.runner.prepare`'s result (the skills' server and security).
-    ``offline``: the browser answers remote requests itself (images get a grey pixel; tests)."""
+    ``offline``: the browser answers remote requests itself (images get a grey pixel; tests).
+    ``planner``: who decides the chat simulator's tool calls (default: :class:`CommandPlanner`)."""
     import asyncio
     import contextlib
     from collections.abc import AsyncIterator
@@ -257,8 +387,19 @@ def build_debug_server(
         skills=skill_paths or [s.display for s in catalogue.skills], versions=runtime_versions(chromium)
     )
     debugger = build_debugger_app(catalogue, channel, descriptor=descriptor, security=prepared.security)
-    page = ConsolePage([s.package for s in catalogue.skills])
-    out = DebugServer(app=None, channel=channel, debugger=debugger, headless=headless)
+    feed = ConsoleFeed(channel.broadcast)
+    prepared.server.console_observers.append(feed.add)
+
+    def skills_endpoint() -> str | None:
+        """The skills' MCP as the simulator reaches it (a wildcard listen address is loopback here)."""
+        d = debugger.server.descriptor
+        if d.urls is None or d.port is None:
+            return None
+        return f"http://127.0.0.1:{d.port}{MCP_PATH}" if d.host in ("0.0.0.0", "::", "") else d.urls.skills_mcp
+
+    chat = ChatSimulator(skills_endpoint, planner or CommandPlanner())
+    page = ConsolePage([s.package for s in catalogue.skills], cards=prepared.server.cards, chat=chat, feed=feed)
+    out = DebugServer(app=None, channel=channel, debugger=debugger, headless=headless, page=page)
 
     def on_change() -> None:
         server = debugger.server

@@ -17,6 +17,8 @@
     console: [],
     traceEvents: [],
     toolCalls: [],
+    chat: [], // one entry per turn: requestId, query, messages, cards
+    seen: {}, // msgid / event id / tool call id -> true: what the server sent twice is kept once
     seq: 0,
   };
   var $ = function (id) { return document.getElementById(id); };
@@ -38,6 +40,36 @@
     var where = entry.url ? ' (' + entry.url + (entry.lineNumber ? ':' + entry.lineNumber : '') + ')' : '';
     $('console-list').appendChild(li('[' + target + ' ' + level + '] ' + entry.text + where, level));
     return entry;
+  }
+
+  // Lines and records from the server (runtime console, a chat turn) carry their own ids.
+  function addEntries(entries) {
+    (entries || []).forEach(function (e) {
+      if (!e || state.seen[e.msgid]) return;
+      state.seen[e.msgid] = true;
+      state.console.push(e);
+      var where = e.url ? ' (' + e.url + (e.lineNumber ? ':' + e.lineNumber : '') + ')' : '';
+      $('console-list').appendChild(li('[' + e.target + ' ' + e.source + ' ' + e.level + '] ' + e.text + where, e.level));
+    });
+  }
+
+  function addTurn(res) {
+    (res.traceEvents || []).forEach(function (ev) {
+      if (state.seen[ev.id]) return;
+      state.seen[ev.id] = true;
+      state.traceEvents.push(ev);
+      $('trace-list').appendChild(li(ev.category + '/' + ev.event + ' ' + JSON.stringify(ev.payload || {}).slice(0, 200)));
+    });
+    (res.toolCalls || []).forEach(function (c) { if (!state.seen[c.id]) { state.seen[c.id] = true; addToolCall(c); } });
+    addEntries(res.console);
+    (res.messages || []).forEach(function (m) {
+      var text = m.role === 'assistant' && m.toolCalls ? m.toolCalls.map(function (c) { return '→ ' + c.name + ' ' + JSON.stringify(c.arguments); }).join('\n') : m.text;
+      $('chat-list').appendChild(li(m.role + (m.toolName ? ' ' + m.toolName : '') + ': ' + String(text).slice(0, 600), 'chat-' + m.role));
+    });
+    state.chat.push({
+      requestId: res.requestId, query: res.query, planner: res.planner, messages: res.messages,
+      cards: (res.cards || []).map(function (c) { return { toolName: c.toolName, cardId: c.cardId, componentPath: c.componentPath, widgetId: c.widgetId, structuredContent: c.structuredContent }; }),
+    });
   }
 
   function addTrace(category, event, payload, requestId) {
@@ -140,6 +172,7 @@
           var level = d.severity.indexOf('error') >= 0 ? 'error' : d.severity.indexOf('warn') >= 0 ? 'warn' : 'info';
           addConsole('widget', level, 'compiler', d.code + ' ' + d.message, { url: d.file || undefined, lineNumber: d.line || undefined });
         });
+        addEntries(res.console);
         if (!res.ok) throw fail(res.error.code, res.error.message);
         state.mode = 'widget';
         state.currentData = data || {};
@@ -270,7 +303,7 @@
       console: state.console,
       traceEvents: state.traceEvents,
       toolCalls: state.toolCalls,
-      context: { consoleId: state.consoleId, viewport: state.viewport, displayScale: state.scale, data: state.currentData },
+      context: { consoleId: state.consoleId, viewport: state.viewport, displayScale: state.scale, data: state.currentData, chat: state.chat },
     };
     if (commandId) snap.commandId = commandId;
     if (state.current) snap.currentTarget = state.current;
@@ -373,9 +406,16 @@
     }).then(function () { return { updated: true, viewport: state.viewport }; });
   }
 
-  function submitChat(p) {
+  var chatBusy = false;
+
+  // The chat box's submit flow, for a person and for submit_chat_query alike: the server runs the
+  // turn (planner -> the skills' MCP), the console records it, shows the card the turn mounted,
+  // and posts the scene before the turn counts as ended.
+  function submitChat(p, commandId) {
+    if (chatBusy) return Promise.reject(fail('CHAT_BUSY', 'a chat turn is still running'));
+    chatBusy = true;
     state.mode = 'chat';
-    addTrace('simulator', 'chat_submit', { query: p.query });
+    $('chat-input').value = p.query;
     return fetch('/__debug/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: p.query }) })
       .then(function (r) {
         if (r.status === 404) throw fail('CHAT_NOT_READY', 'this debug server has no chat simulator');
@@ -383,7 +423,26 @@
           if (!r.ok || res.error) throw fail((res.error && res.error.code) || 'CHAT_SUBMIT_FAILED', (res.error && res.error.message) || ('HTTP ' + r.status));
           return res;
         });
-      });
+      })
+      .then(function (res) {
+        res.query = p.query;
+        addTurn(res);
+        $('chat-input').value = '';
+        var card = (res.cards || []).filter(function (c) { return c.html; }).pop();
+        var shown = Promise.resolve();
+        if (card) {
+          state.currentData = card.structuredContent || {};
+          state.current = { type: 'widget', id: card.widgetId || card.componentPath, name: card.name, path: card.componentPath, cardId: card.cardId, viewport: copy(state.viewport) };
+          shown = loadFrame(card.html).then(function () { markCurrent(); });
+        }
+        return shown.then(function () {
+          if (state.current) {
+            if (commandId) state.current.commandId = commandId; else delete state.current.commandId;
+          }
+          return postSnapshot(commandId);
+        }).then(function () { return { submitted: true, completed: res.completed, requestId: res.requestId }; });
+      })
+      .then(function (out) { chatBusy = false; return out; }, function (e) { chatBusy = false; throw e; });
   }
 
   // -- commands over SSE --------------------------------------------------------------------
@@ -397,7 +456,7 @@
     get_element_rect: elementRect,
     scroll_to: scrollTo,
     take_screenshot: screenshotClip,
-    submit_chat_query: submitChat,
+    submit_chat_query: function (p, id) { return submitChat(p, p.commandId || id); },
   };
 
   function answer(id, body) {
@@ -426,8 +485,13 @@
     es.addEventListener('hello', function (ev) {
       state.consoleId = JSON.parse(ev.data).consoleId;
       setStatus(true, 'connected');
-      postSnapshot(null).catch(function () {});
+      fetch('/__debug/api/console').then(function (r) { return r.json(); })
+        .then(function (res) { addEntries(res.console); })
+        .catch(function () {})
+        .then(function () { return postSnapshot(null); })
+        .catch(function () {});
     });
+    es.addEventListener('console', function (ev) { addEntries(JSON.parse(ev.data)); });
     es.addEventListener('command', function (ev) {
       var cmd = JSON.parse(ev.data);
       queue = queue.then(function () { return run(cmd); }).catch(function () {});
@@ -450,7 +514,7 @@
   $('chat').onsubmit = function (ev) {
     ev.preventDefault();
     var q = $('chat-input').value.trim();
-    if (q) submitChat({ query: q }).catch(showError);
+    if (q) submitChat({ query: q }, null).catch(showError);
   };
   window.addEventListener('error', function (ev) { addConsole('app', 'error', 'console', ev.message, { url: ev.filename, lineNumber: ev.lineno, columnNumber: ev.colno }); });
 

@@ -1,0 +1,223 @@
+"""The chat simulator behind the debug console's chat box (and the Debugger MCP's submit_chat_query).
+
+One turn: the user's query -> the planner decides -> each tool call goes to the skills' MCP
+endpoint as an MCP client would send it (``/mcp`` of this server by default, so the call runs
+the same chain as any host's: inputSchema, consent, the API VM, the card, the audit log) -> the
+results go back to the planner -> until it answers (at most ``max_rounds`` rounds of calls).
+
+As DEBUGGER-PROTOCOL.md says of a business MCP endpoint: every tools/list and tools/call builds a
+fresh client, which negotiates 2026-07-28 first and falls back to the 2025 handshake, so an
+endpoint's era is never cached. Everything the turn did is recorded under its ``requestId``:
+trace events (simulator, mcp, runtime) and tool calls, in the wire shapes of
+:mod:`skillc.server.debugger.snapshot`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.client import Client
+from mcp_types import CallToolResult, TextContent, Tool
+
+from skillc.server.debugger.planner import Decision, Message, PlannedCall, Planner, PlannerError, ToolInfo
+from skillc.server.debugger.snapshot import ToolCall, TraceEvent
+from skillc.server.results import CARD_META
+
+MAX_ROUNDS = 4
+MAX_MESSAGE = 500  # characters of a result kept in a tool call's message
+APPROVAL_RISKS = ("L3", "L4")
+
+
+class ChatError(Exception):
+    """A turn that could not run; ``code`` is the protocol's (CHAT_BUSY, CHAT_SUBMIT_FAILED...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class ToolOutcome:
+    """One tool call of a turn and what came back (the result as the MCP client got it)."""
+
+    call_id: str
+    tool: str
+    skill: str | None
+    arguments: dict[str, Any]
+    result: CallToolResult | None
+    error: str | None = None
+
+    @property
+    def card(self) -> dict[str, Any] | None:
+        meta = self.result.meta if self.result is not None else None
+        card = (meta or {}).get(CARD_META)
+        return card if isinstance(card, dict) else None
+
+
+@dataclass
+class Turn:
+    request_id: str
+    query: str
+    planner: str
+    messages: list[Message] = field(default_factory=list)
+    trace_events: list[TraceEvent] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    outcomes: list[ToolOutcome] = field(default_factory=list)
+    completed: bool = False
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _text(result: CallToolResult) -> str:
+    return "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+
+
+class ChatSimulator:
+    """Runs turns one at a time (a second query while one runs is ``CHAT_BUSY``)."""
+
+    def __init__(
+        self,
+        endpoint: Callable[[], str | None],
+        planner: Planner,
+        *,
+        max_rounds: int = MAX_ROUNDS,
+        server_id: str = "skills",
+    ) -> None:
+        self.endpoint = endpoint  # the skills' MCP URL, known once the server listens
+        self.planner = planner
+        self.max_rounds = max_rounds
+        self.server_id = server_id
+        self._lock = asyncio.Lock()
+        self._ids = itertools.count(1)
+
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
+
+    async def turn(self, query: str) -> Turn:
+        if not query.strip():
+            raise ChatError("CHAT_SUBMIT_FAILED", "the query is empty")
+        url = self.endpoint()
+        if url is None:
+            raise ChatError("CHAT_NOT_READY", "the skills' MCP endpoint is not listening yet")
+        if self._lock.locked():
+            raise ChatError("CHAT_BUSY", "a chat turn is still running; wait for it to end")
+        async with self._lock:
+            turn = Turn(request_id=f"req-{uuid.uuid4().hex[:12]}", query=query, planner=self.planner.name)
+            self._trace(turn, "simulator", "turn_start", {"query": query, "planner": self.planner.name})
+            turn.messages.append(Message(role="user", text=query))
+            tools = await self._list_tools(turn, url)
+            by_name = {t.name: t for t in tools}
+            infos = [ToolInfo(t.name, t.description or "", dict(t.input_schema)) for t in tools]
+            for round_no in range(self.max_rounds + 1):
+                decision = await self._decide(turn, infos)
+                if not decision.calls or round_no == self.max_rounds:
+                    text = decision.text or ("" if not decision.calls else "(stopped: too many rounds of tool calls)")
+                    turn.messages.append(Message(role="assistant", text=text))
+                    break
+                turn.messages.append(Message(role="assistant", text=decision.text, calls=decision.calls))
+                for planned in decision.calls:
+                    outcome = await self._call(turn, url, by_name.get(planned.tool), planned)
+                    turn.outcomes.append(outcome)
+                    text = _text(outcome.result) if outcome.result is not None else f"error: {outcome.error}"
+                    turn.messages.append(Message(role="tool", text=text, call_id=planned.id, tool=planned.tool))
+            turn.completed = True
+            self._trace(turn, "simulator", "turn_end", {"messages": len(turn.messages), "calls": len(turn.outcomes)})
+            return turn
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    async def _list_tools(self, turn: Turn, url: str) -> list[Tool]:
+        try:
+            async with Client(url) as client:
+                listed = await client.list_tools()
+                version = client.protocol_version
+        except Exception as err:
+            self._trace(turn, "mcp", "tools_list_failed", {"url": url, "error": f"{type(err).__name__}: {err}"})
+            raise ChatError("CHAT_SUBMIT_FAILED", f"tools/list at {url} failed: {type(err).__name__}: {err}") from err
+        # Tools only a card view calls are never the model's.
+        tools = [t for t in listed.tools if "model" in _visibility(t)]
+        self._trace(turn, "mcp", "tools_list", {"url": url, "protocolVersion": version, "tools": len(tools)})
+        return tools
+
+    async def _decide(self, turn: Turn, tools: list[ToolInfo]) -> Decision:
+        try:
+            decision = await self.planner.step(list(turn.messages), tools)
+        except PlannerError as err:
+            self._trace(turn, "simulator", "planner_failed", {"error": str(err)})
+            raise ChatError("CHAT_SUBMIT_FAILED", f"the planner failed: {err}") from err
+        payload = {"planner": self.planner.name, "note": decision.note, "calls": [c.tool for c in decision.calls]}
+        self._trace(turn, "simulator", "planner_decision", payload)
+        return decision
+
+    async def _call(self, turn: Turn, url: str, tool: Tool | None, planned: PlannedCall) -> ToolOutcome:
+        name = planned.tool
+        meta = (tool.meta or {}) if tool is not None else {}
+        skill = meta.get("skillc/skill") if isinstance(meta.get("skillc/skill"), str) else None
+        risky = meta.get("skillc/risk") in APPROVAL_RISKS
+        record = ToolCall(
+            id=f"tc-{next(self._ids)}",
+            request_id=turn.request_id,
+            tool_call_id=planned.id,
+            tool_name=name,
+            server_id=self.server_id,
+            app_key=skill,
+            status="running",
+            created_at_ms=_now_ms(),
+            updated_at_ms=_now_ms(),
+            requires_user_approval=risky,
+            is_mini_app=skill is not None,
+            query=turn.query,
+        )
+        turn.tool_calls.append(record)
+        asked = {"toolName": name, "toolCallId": planned.id, "arguments": planned.arguments}
+        self._trace(turn, "mcp", "tools_call", asked)
+        outcome = ToolOutcome(planned.id, name, skill, planned.arguments, None)
+        try:
+            async with Client(url) as client:
+                outcome.result = await client.call_tool(name, planned.arguments)
+        except Exception as err:
+            outcome.error = f"{type(err).__name__}: {err}"
+        result = outcome.result
+        if result is None:
+            record.status, record.message = "failed", outcome.error
+        else:
+            text = _text(result)
+            refused = result.is_error and risky and "approv" in text.lower()  # RUN019: not approved
+            record.status = "rejected" if refused else "failed" if result.is_error else "succeeded"
+            record.message = text[:MAX_MESSAGE]
+        record.updated_at_ms = _now_ms()
+        done = {"toolName": name, "toolCallId": planned.id, "status": record.status}
+        self._trace(turn, "mcp", "tools_call_result", done)
+        card = outcome.card
+        if card is not None:
+            card_payload = {"toolName": name, "cardId": card.get("cardId"), "componentPath": card.get("componentPath")}
+            self._trace(turn, "runtime", "card_mounted", card_payload)
+        return outcome
+
+    def _trace(self, turn: Turn, category: str, event: str, payload: dict[str, Any]) -> None:
+        turn.trace_events.append(
+            TraceEvent(
+                source="simulator",
+                id=f"ev-{turn.request_id}-{len(turn.trace_events) + 1}",
+                timestamp=_now_ms(),
+                category=category,
+                event=event,
+                request_id=turn.request_id,
+                payload=payload,
+            )
+        )
+
+
+def _visibility(tool: Tool) -> list[str]:
+    ui = (tool.meta or {}).get("ui")
+    visibility = ui.get("visibility") if isinstance(ui, dict) else None
+    return visibility if isinstance(visibility, list) else ["model", "app"]
