@@ -166,7 +166,7 @@ class NativeContext:
         key = (filename, source)
         data = _bytecode.get(key)
         if data is None:
-            compiled = self._compile(source, filename)
+            compiled = self.compile(source, filename)
             if isinstance(compiled, str):
                 return compiled
             data = compiled
@@ -180,7 +180,9 @@ class NativeContext:
         lib.JS_FreeValue(jsctx, value)
         return None
 
-    def _compile(self, source: str, filename: str) -> bytes | str:
+    def compile(self, source: str, filename: str) -> bytes | str:
+        """``source`` compiled (JS_EVAL_FLAG_COMPILE_ONLY) to bytecode, or the exception text:
+        the one compile step of the VMs, which ``check`` (JS007) uses too."""
         lib, jsctx = self._lib, self._jsctx
         text = source.encode("utf-8", "surrogatepass")
         fn = lib.JS_Eval(jsctx, text, len(text), filename.encode("utf-8", "replace"), _COMPILE_ONLY)

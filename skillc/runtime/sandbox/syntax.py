@@ -81,7 +81,7 @@ def compile_error(path: str, text: str, *, wrapped: bool = True) -> JsLocation |
     if self_check().ok:
         # The engine's own compile step (JS_EVAL_FLAG_COMPILE_ONLY, the one eval_named caches
         # bytecode from), so check and the VMs compile a file the same way.
-        compiled = NativeContext(ctx)._compile(source, path)
+        compiled = NativeContext(ctx).compile(source, path)
         return locate(clean, compiled, len(head)) if isinstance(compiled, str) else None
     ctx.set_time_limit(2.0)
     try:
