@@ -108,21 +108,10 @@ class DebuggerApp:
 class DebuggerServer:
     """The low-level MCP server of the debugger: the 15 tools and the descriptor resource."""
 
-    def __init__(
-        self,
-        store: SnapshotStore,
-        channel: ConsoleChannel,
-        targets: RenderTargets,
-        descriptor: DebugDescriptor,
-        *,
-        command_timeout_s: float = COMMAND_TIMEOUT_S,
-        chat_timeout_s: float = CHAT_TIMEOUT_S,
-    ) -> None:
-        self.store = store
+    def __init__(self, tools: DebuggerTools, descriptor: DebugDescriptor) -> None:
+        self.store = tools.store
         self.descriptor = descriptor
-        self.tools = DebuggerTools(
-            store, channel, targets, command_timeout_s=command_timeout_s, chat_timeout_s=chat_timeout_s
-        )
+        self.tools = tools
         self.server: Server[Any] = Server(
             "skillc-debugger",
             version=__version__,
@@ -201,14 +190,14 @@ def build_debugger_app(
     if descriptor is None:
         skills = [s.display for s in catalogue.skills] if catalogue is not None else []
         descriptor = DebugDescriptor(skills=skills)
-    server = DebuggerServer(
+    tools = DebuggerTools(
         store,
         channel or NoConsole(),
         catalogue_targets(catalogue),
-        descriptor,
         command_timeout_s=command_timeout_s,
         chat_timeout_s=chat_timeout_s,
     )
+    server = DebuggerServer(tools, descriptor)
     manager = StreamableHTTPSessionManager(
         app=server.server, stateless=True, json_response=True, security_settings=security or security_settings(True)
     )

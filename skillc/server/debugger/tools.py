@@ -364,8 +364,16 @@ class DebuggerTools:
     # -- console commands ----------------------------------------------------------------------------
 
     async def _command(
-        self, name: str, params: dict[str, Any], *, timeout_s: float, failure: ErrorCode, timeout: ErrorCode
+        self,
+        name: str,
+        params: dict[str, Any],
+        *,
+        failure: ErrorCode,
+        timeout: ErrorCode = "COMMAND_TIMEOUT",
+        timeout_s: float | None = None,
     ) -> dict[str, Any]:
+        """``name`` run by the console; ``failure`` is the tool's code for whatever else goes wrong."""
+        timeout_s = self.command_timeout_s if timeout_s is None else timeout_s
         try:
             async with asyncio.timeout(timeout_s + 1.0):  # a channel that forgets its own deadline
                 answer = await self.channel.command(name, params, timeout_s)
@@ -393,7 +401,6 @@ class DebuggerTools:
         answer = await self._command(
             name,
             {**params, "commandId": command_id},
-            timeout_s=self.command_timeout_s,
             failure="RENDER_FAILED",
             timeout="RENDER_TIMEOUT",
         )
@@ -454,9 +461,7 @@ class DebuggerTools:
         answer = await self._command(
             "set_viewport",
             args.wire(),
-            timeout_s=self.command_timeout_s,
             failure="VIEWPORT_FAILED",
-            timeout="COMMAND_TIMEOUT",
         )
         try:
             viewport = ViewportSize.model_validate(answer.get("viewport") or args.wire())
@@ -469,9 +474,7 @@ class DebuggerTools:
         answer = await self._command(
             "get_computed_style",
             args.wire(),
-            timeout_s=self.command_timeout_s,
             failure="INSPECTION_FAILED",
-            timeout="COMMAND_TIMEOUT",
         )
         raw = answer.get("computedStyle")
         pairs: list[dict[str, str]]
@@ -491,9 +494,7 @@ class DebuggerTools:
         answer = await self._command(
             "get_element_rect",
             args.wire(),
-            timeout_s=self.command_timeout_s,
             failure="INSPECTION_FAILED",
-            timeout="COMMAND_TIMEOUT",
         )
         try:
             rect = {k: float(answer[k]) for k in ("x", "y", "width", "height")}
@@ -507,9 +508,7 @@ class DebuggerTools:
         answer = await self._command(
             "scroll_to",
             args.wire(),
-            timeout_s=self.command_timeout_s,
             failure="SCROLL_FAILED",
-            timeout="COMMAND_TIMEOUT",
         )
         keys = ("x", "y", "maxX", "maxY", "viewportWidth", "viewportHeight")
         try:
@@ -525,9 +524,7 @@ class DebuggerTools:
         answer = await self._command(
             "take_screenshot",
             args.wire(),
-            timeout_s=self.command_timeout_s,
             failure="SCREENSHOT_FAILED",
-            timeout="COMMAND_TIMEOUT",
         )
         data = answer.get("data")
         if not isinstance(data, str) or not data:
