@@ -210,7 +210,7 @@ def test_serve_annotates_by_inferred_risk(shop_server: ServeHandle) -> None:
             return {t.name: t.annotations for t in (await client.list_tools()).tools}
 
     tools = asyncio.run(session())
-    hints = {n: (a.read_only_hint, a.destructive_hint) for n, a in tools.items() if n != "skillc_card_event"}
+    hints = {n: (a.read_only_hint, a.destructive_hint) for n, a in tools.items() if not n.startswith("skillc_card_")}
     assert hints == {
         "searchGoods": (True, False),  # inferred a read
         "openOrder": (False, False),  # nothing shows it is a read
@@ -249,6 +249,10 @@ def test_serve_gives_a_handoff_api_an_mcp_apps_view(shop_server: ServeHandle) ->
     assert tools["openOrder"].meta["ui"]["resourceUri"] == "ui://shop/handoff-page"
     assert tools["openCoupons"].meta["ui"]["resourceUri"] == "ui://shop/handoff-page"
     assert "ui" not in (tools["payOrder"].meta or {})
-    assert resources == {"ui://shop/goods-card": "shop/goods-card", "ui://shop/handoff-page": "shop/page"}
+    assert resources == {
+        "skill://shop/SKILL.md": "shop/SKILL.md",
+        "ui://shop/goods-card": "shop/goods-card",
+        "ui://shop/handoff-page": "shop/page",
+    }
     [content] = page.contents
     assert content.mime_type == "text/html;profile=mcp-app" and "renderFallback" in content.text

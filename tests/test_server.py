@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp.client import Client
+from mcp.client.extension import advertise
 from mcp_types import ElicitResult
 
 from skillc.runtime.config import RuntimeConfig
@@ -89,26 +90,37 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+APPS = advertise("io.modelcontextprotocol/ui", {"mimeTypes": ["text/html;profile=mcp-app"]})
+
+
+def apps_client(url: str, **kwargs: Any) -> Client:
+    """A client that says it is an MCP Apps host (a 2026-07-28 request without it gets no card)."""
+    return Client(url, extensions=[APPS], **kwargs)
+
+
 # -- the Python SDK client, both protocol modes ----------------------------------------------------
 
 
 @pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
 def test_python_client_lists_calls_and_reads(coffee_server: ServeHandle, mode: str, version: str) -> None:
     async def session() -> None:
-        async with Client(coffee_server.url, mode=mode) as client:
+        async with apps_client(coffee_server.url, mode=mode) as client:
             assert client.protocol_version == version
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"searchDrinks", "confirmOrder", "payOrder", "skillc_card_event"}
+            assert set(tools) == {"searchDrinks", "confirmOrder", "payOrder", "skillc_card_event", "skillc_card_view"}
             search = tools["searchDrinks"]
             assert search.annotations is not None
             assert (search.annotations.read_only_hint, search.annotations.destructive_hint) == (True, False)
             assert search.annotations.open_world_hint is False
             assert search.meta is not None and search.meta["ui"]["resourceUri"] == "ui://coffee-skill/drink-list"
-            assert search.output_schema is not None and search.output_schema["required"] == ["drinks", "total"]
+            # Advertised only with --strict-output (test_strict_output_*): a client that checks it would
+            # reject what WeChat only warns about.
+            assert search.output_schema is None
             assert tools["confirmOrder"].annotations is not None
             assert tools["confirmOrder"].annotations.read_only_hint is False
             event_tool = tools["skillc_card_event"]
             assert event_tool.meta == {"ui": {"visibility": ["app"]}}
+            assert tools["skillc_card_view"].meta == {"ui": {"visibility": ["app"]}}
 
             result = await client.call_tool("searchDrinks", {"keyword": "latte"})
             assert result.is_error is False
@@ -147,6 +159,7 @@ def test_resources_list_every_bound_component(coffee_server: ServeHandle) -> Non
             return sorted((str(r.uri), r.mime_type or "") for r in listed.resources)
 
     assert run(session()) == [
+        ("skill://coffee-skill/SKILL.md", "text/markdown"),
         ("ui://coffee-skill/drink-list", "text/html;profile=mcp-app"),
         ("ui://coffee-skill/order-confirm", "text/html;profile=mcp-app"),
         ("ui://coffee-skill/payment-result", "text/html;profile=mcp-app"),
@@ -164,7 +177,7 @@ def test_server_advertises_mcp_apps_on_discover(coffee_server: ServeHandle) -> N
 
 def test_card_tap_returns_patches_and_the_follow_up(coffee_server: ServeHandle) -> None:
     async def session() -> tuple[Any, Any]:
-        async with Client(coffee_server.url) as client:
+        async with apps_client(coffee_server.url) as client:
             shown = await client.call_tool("searchDrinks", {"keyword": "latte"})
             card_id = shown.meta["skillc/card"]["cardId"]
             tapped = await client.call_tool(
@@ -254,6 +267,7 @@ def test_colliding_api_names_are_namespaced(lab_server: ServeHandle) -> None:
         "payOrder",
         "secret",
         "skillc_card_event",
+        "skillc_card_view",
         "spin",
     ]
     assert _call(lab_server.url, "lab-skill__searchDrinks", {}).content[0].text == "lab drinks"
@@ -371,10 +385,10 @@ def test_typescript_sdk_client(coffee_server: ServeHandle, node_bin: str, peers_
     out = json.loads(proc.stdout)
     assert out["server"] == {"name": "skillc", "version": out["server"]["version"]}
     names = [t["name"] for t in out["tools"]]
-    assert names == ["searchDrinks", "confirmOrder", "payOrder", "skillc_card_event"]
+    assert names == ["searchDrinks", "confirmOrder", "payOrder", "skillc_card_event", "skillc_card_view"]
     assert out["tools"][0]["annotations"] == {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
     assert out["call"]["isError"] is False and out["call"]["total"] == 3
-    assert out["call"]["metaKeys"] == ["skillc/card"]
+    assert out["call"]["metaKeys"] == ["skillc/card", "skillc/console"]
     assert out["bad"] == {
         "isError": True,
         "text": "invalid arguments for searchDrinks: /limit: 0 is less than the minimum of 1.",

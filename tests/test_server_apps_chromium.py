@@ -38,7 +38,7 @@ CANONICAL_JS = """() => {
     out.push(['el', n.getAttribute('data-uid'), n.getAttribute('data-type')])
     n.childNodes.forEach(walk)
   }
-  walk(document.querySelector('#card > [data-uid="root"]'))
+  walk(document.querySelector('#card > .skillc-slot > [data-uid="root"]'))
   return out
 }"""
 
@@ -99,20 +99,28 @@ def test_card_view_renders_taps_and_follows_up(page: Any, coffee_server: ServeHa
     assert badge.inner_text() == "已选"
     assert drink.evaluate("el => getComputedStyle(el).borderTopColor") != before
 
-    # The follow-up: ui/message with an array of text blocks, then the api/call as tools/call.
-    page.wait_for_function("() => hostLog.some(m => m.method === 'tools/call' && m.params.name === 'confirmOrder')")
+    # The follow-up takes one path: the api/call as one tools/call through the host, the user's
+    # words to the model as ui/update-model-context (no ui/message: that would start a model turn
+    # that may call confirmOrder a second time).
+    page.wait_for_function("() => hostLog.some(m => m.method === 'ui/update-model-context')")
     log = page.evaluate("hostLog")
-    messages = [m for m in log if m.get("method") == "ui/message"]
-    assert [m["params"] for m in messages] == [
-        {"role": "user", "content": [{"type": "text", "text": "我要一杯燕麦拿铁 Oat Latte"}]}
-    ]
     methods = [m.get("method") for m in log if "method" in m]
+    assert "ui/message" not in methods
     assert methods[:2] == ["ui/initialize", "ui/notifications/initialized"]
     assert "ui/notifications/size-changed" in methods
     tool_calls = [f["params"] for f in forwarded if f["method"] == "tools/call"]
     assert tool_calls[0]["name"] == "skillc_card_event"
     assert tool_calls[0]["arguments"]["nodeId"] == "0.1.0[d02].1"
-    assert tool_calls[-1] == {"name": "confirmOrder", "arguments": {"drinkId": "d02", "quantity": 1}}
+    assert [c for c in tool_calls if c["name"] == "confirmOrder"] == [
+        {"name": "confirmOrder", "arguments": {"drinkId": "d02", "quantity": 1}}
+    ]
+    (context,) = [m["params"] for m in log if m.get("method") == "ui/update-model-context"]
+    assert context["content"][0]["text"].startswith('On the coffee-skill card the user said: "我要一杯燕麦拿铁 Oat Latte"')
+    assert "confirmOrder" in context["content"][0]["text"] and "failed" in context["content"][0]["text"]
+    # This server approves nothing: the refusal is shown in the card area, below the card.
+    refusal = frame.locator('.skillc-slot[data-kind="error"]')
+    refusal.wait_for()
+    assert refusal.inner_text().startswith("confirmOrder needs the user's approval (risk L3)")
 
     # The patched DOM is exactly a fresh render of the new data.
     pkg = load_skill(COFFEE, DiagnosticSink())

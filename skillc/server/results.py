@@ -15,7 +15,7 @@ an "Open in mini program" action.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp_types import CallToolResult, ContentBlock, InputRequiredResult, TextContent
 from pydantic import TypeAdapter, ValidationError
@@ -27,6 +27,7 @@ from skillc.diagnostics import Diagnostic
 from skillc.runtime.api.result import Handoff, handoff_of
 from skillc.runtime.api.values import clean, replaced_note
 from skillc.runtime.cards.card_models import CallOutcome, EventOutcome
+from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.contracts import ContentBlock as ApiBlock
 from skillc.server.registry import error_result
 from skillc.server.tools import CARD_EVENT_TOOL
@@ -36,9 +37,15 @@ FALLBACK_META = "skillc/fallback"
 ACTIONS_META = "skillc/actions"
 DIAGNOSTICS_META = "skillc/diagnostics"
 HANDOFF_META = "skillc/handoff"
+CONSOLE_META = "skillc/console"
+# A result carries at most this many console lines (the last ones), each cut to this many characters:
+# enough to see what a call printed, never a log dump in every result.
+RESULT_CONSOLE_LINES = 50
+RESULT_CONSOLE_TEXT = 2000
 OPEN_PAGE_ACTION = "skillc.openMiniProgramPage"
 
 _BLOCK: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
+ToolResultT = TypeVar("ToolResultT", CallToolResult, InputRequiredResult)
 
 
 def _block(block: ApiBlock) -> ContentBlock:
@@ -177,3 +184,25 @@ def wire_safe(result: CallToolResult | InputRequiredResult) -> CallToolResult | 
         return fixed
     except (ValidationError, PydanticSerializationError, ValueError) as err:
         return error_result(f"skillc could not serialise the result: {type(err).__name__}")
+
+
+def with_console(result: ToolResultT, sources: list[tuple[str, list[ConsoleEntry]]]) -> ToolResultT:
+    """``_meta["skillc/console"]``: the call's console lines (API VM, card VM), bounded, so a host or
+    an agent sees what the skill printed without a debugger. An error result gets them too: that
+    is where they help most."""
+    lines = [(source, line) for source, entries in sources for line in entries]
+    if not lines or not isinstance(result, CallToolResult):
+        return result
+    kept = lines[-RESULT_CONSOLE_LINES:]
+    wire: list[dict[str, Any]] = []
+    for source, line in kept:
+        entry: dict[str, Any] = {"source": source, "level": line.level, "text": line.text[:RESULT_CONSOLE_TEXT]}
+        if line.file:
+            entry.update(file=line.file, line=line.line, column=line.column)
+        entry["timestamp"] = line.timestamp
+        wire.append({k: v for k, v in entry.items() if v is not None})
+    meta = dict(result.meta or {})
+    meta[CONSOLE_META] = wire
+    if len(lines) > len(kept):
+        meta["skillc/consoleDropped"] = len(lines) - len(kept)
+    return result.model_copy(update={"meta": meta})

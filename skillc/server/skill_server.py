@@ -11,27 +11,40 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
-from collections.abc import Callable
+import warnings
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from mcp.server import Server
-from mcp.server.apps import EXTENSION_ID
+from mcp.server.apps import EXTENSION_ID, client_supports_apps
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
     CallToolRequestParams,
+    EmptyResult,
+    GetPromptRequestParams,
+    GetPromptResult,
     InputRequiredResult,
+    ListPromptsResult,
     ListResourcesResult,
     ListToolsResult,
+    LoggingLevel,
     PaginatedRequestParams,
+    Prompt,
+    PromptMessage,
     ReadResourceRequestParams,
     ReadResourceResult,
     Resource,
+    SetLevelRequestParams,
+    TextContent,
     TextResourceContents,
 )
 
@@ -45,8 +58,19 @@ from skillc.runtime.contracts import ConsoleEntry
 from skillc.server.catalog import Catalogue
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
 from skillc.server.registry import ToolRegistry, ToolResult, ToolSpec, error_result
-from skillc.server.results import call_result, event_result, wire_safe
-from skillc.server.tools import APP_MIME_TYPE, CardEventArgs, ServedApi, card_event_tool, tool_for
+from skillc.server.request_log import Outcome, RequestRecord, emit
+from skillc.server.results import call_result, event_result, wire_safe, with_console
+from skillc.server.skill_docs import SKILL_MD_MIME, SkillDoc, instructions, skill_doc
+from skillc.server.tools import (
+    APP_MIME_TYPE,
+    HANDOFF_VIEW,
+    CardEventArgs,
+    CardViewArgs,
+    ServedApi,
+    card_event_tool,
+    card_view_tool,
+    tool_for,
+)
 from skillc.server.view import image_origins, view_html
 
 log = logging.getLogger("skillc.server")
@@ -55,19 +79,39 @@ log = logging.getLogger("skillc.server")
 ConsoleObserver = Callable[[str, str, list[ConsoleEntry]], object]
 
 
+# MCP logging levels of the console levels a skill's JavaScript writes.
+_LOG_LEVEL: dict[str, LoggingLevel] = {"debug": "debug", "log": "info", "info": "info", "warn": "warning"}
+_LEVELS: tuple[LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_RUN_REFUSED = "RUN019"  # an L3/L4 call without consent
+_RUN_OUTPUT = "RUN016"  # structuredContent breaks the outputSchema
+
+
 @dataclass
 class _Skill:
     runtime: ApiRuntime
     cards: CardHost
     resource_domains: list[str]
     tool_names: dict[str, str]  # API name -> tool name, for the card view's api/call blocks
+    doc: SkillDoc
+
+
+@dataclass
+class _Answer:
+    """What the request log says about a tools/call beyond the result itself."""
+
+    outcome: Outcome = "ok"
+    skill: str | None = None
+    detail: str | None = None
 
 
 class SkillServer:
-    """Tools, resources and calls for a :class:`Catalogue`. Close it to stop the runtimes.
+    """Tools, prompts, resources and calls for a :class:`Catalogue`. Close it to stop the runtimes.
 
     A skill whose index.js cannot load is withdrawn from the catalogue (its tools and cards are
     not advertised) with an SRV004 diagnostic in ``catalogue.diagnostics``; the others are served.
+
+    ``strict_output``: advertise each tool's outputSchema and turn a result that breaks it into an
+    ``isError`` result; otherwise the schema is not advertised and a mismatch is a warning.
     """
 
     def __init__(
@@ -77,9 +121,11 @@ class SkillServer:
         *,
         consent: ConsentPolicy | None = None,
         viewport: Viewport | None = None,
+        strict_output: bool = False,
     ) -> None:
         self.catalogue = catalogue
         self.consent = consent or ConsentPolicy()
+        self.strict_output = strict_output
         self.session_id = f"serve-{uuid.uuid4().hex[:16]}"
         self._skills: dict[str, _Skill] = {}
         for loaded in list(catalogue.skills):
@@ -91,31 +137,43 @@ class SkillServer:
                 _withdraw(catalogue, name, refusal)
                 continue
             cards = CardHost(runtime, viewport=viewport or Viewport())
-            self._skills[name] = _Skill(runtime, cards, image_origins(loaded.package), catalogue.tool_names(name))
+            self._skills[name] = _Skill(
+                runtime,
+                cards,
+                image_origins(loaded.package),
+                catalogue.tool_names(name),
+                skill_doc(loaded.package),
+            )
         self._card_skill: dict[str, str] = {}
+        # Log levels asked for with logging/setLevel, by the connection's initialize params (only a
+        # stateful connection, stdio, has them; stateless HTTP asks per request in _meta).
+        self._log_levels: OrderedDict[int, tuple[object, LoggingLevel]] = OrderedDict()
         self.console_observers: list[ConsoleObserver] = []
         self.tools = ToolRegistry()
         for api in catalogue.apis.values():
-            self.tools.add(ToolSpec(tool_for(api), partial(self._call_api, api)))
+            self.tools.add(ToolSpec(tool_for(api, strict_output=strict_output), partial(self._call_api, api)))
         if catalogue.components:
             self.tools.add(ToolSpec(card_event_tool(), self._card_event, app_only=True))
-        self.server: Server[Any] = Server(
-            "skillc",
-            version=__version__,
-            instructions=self._instructions(),
-            on_list_tools=self.list_tools,
-            on_call_tool=self.call_tool,
-            on_list_resources=self.list_resources,
-            on_read_resource=self.read_resource,
-        )
+            self.tools.add(ToolSpec(card_view_tool(), self._card_view, app_only=True))
+        with warnings.catch_warnings():
+            # logging/setLevel is deprecated by 2026-07-28 (SEP-2577); 2025-era stdio clients still use it.
+            warnings.simplefilter("ignore")
+            self.server: Server[Any] = self._mcp_server()
         if catalogue.components:
             self.server.extensions[EXTENSION_ID] = {}
 
-    def _instructions(self) -> str:
-        names = ", ".join(s.package.name for s in self.catalogue.skills) or "none"
-        return (
-            f"Skills served: {names}. Each tool is an atomic API of a WeChat mini-program skill; "
-            "tools at risk L3/L4 run only with the user's consent."
+    def _mcp_server(self) -> Server[Any]:
+        return Server(
+            "skillc",
+            version=__version__,
+            instructions=instructions([s.doc for s in self._skills.values()]),
+            on_list_tools=self._logged("tools/list", self.list_tools),
+            on_call_tool=self.call_tool,
+            on_list_resources=self._logged("resources/list", self.list_resources),
+            on_read_resource=self._logged("resources/read", self.read_resource),
+            on_list_prompts=self._logged("prompts/list", self.list_prompts),
+            on_get_prompt=self._logged("prompts/get", self.get_prompt),
+            on_set_logging_level=self._logged("logging/setLevel", self.set_logging_level),
         )
 
     # -- handlers --------------------------------------------------------------------------------
@@ -130,19 +188,37 @@ class SkillServer:
     ) -> ListResourcesResult:
         resources = [
             Resource(
-                uri=uri,
-                name=f"{skill}/{path.split('/')[1]}",
-                title=f"{skill} card {path}",
-                mime_type=APP_MIME_TYPE,
+                uri=s.doc.uri,
+                name=f"{name}/SKILL.md",
+                title=f"{s.doc.title}: SKILL.md",
+                description=f"How and when to use the {name} tools (the skill's instructions for the model).",
+                mime_type=SKILL_MD_MIME,
+                size=len(s.doc.text.encode("utf-8")),
             )
-            for uri, (skill, path) in self.catalogue.components.items()
+            for name, s in self._skills.items()
         ]
+        for uri, (skill, path) in self.catalogue.components.items():
+            apis = [a.tool_name for a in self.catalogue.apis.values() if a.resource_uri == uri]
+            card = "handoff card" if path == HANDOFF_VIEW else f"{path.split('/')[1]} card"
+            resources.append(
+                Resource(
+                    uri=uri,
+                    name=f"{skill}/{path.split('/')[1]}",
+                    title=f"{skill} {card}",
+                    description=f"The MCP Apps view that shows the results of {', '.join(apis) or 'its tools'} "
+                    "as a card and takes taps.",
+                    mime_type=APP_MIME_TYPE,
+                )
+            )
         return ListResourcesResult(resources=resources)
 
     async def read_resource(
         self, _ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
     ) -> ReadResourceResult:
         uri = str(params.uri)
+        doc = next((s.doc for s in self._skills.values() if s.doc.uri == uri), None)
+        if doc is not None:
+            return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type=SKILL_MD_MIME, text=doc.text)])
         found = self.catalogue.components.get(uri)
         if found is None:
             raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
@@ -156,8 +232,79 @@ class SkillServer:
         )
         return ReadResourceResult(contents=[contents])
 
+    async def list_prompts(
+        self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
+        prompts = [
+            Prompt(name=name, title=s.doc.title, description=s.doc.description) for name, s in self._skills.items()
+        ]
+        return ListPromptsResult(prompts=prompts)
+
+    async def get_prompt(self, _ctx: ServerRequestContext[Any], params: GetPromptRequestParams) -> GetPromptResult:
+        served = self._skills.get(params.name)
+        if served is None:
+            known = ", ".join(self._skills) or "none"
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name} (prompts: {known})", {"name": params.name})
+        doc = served.doc
+        return GetPromptResult(
+            description=doc.description,
+            messages=[PromptMessage(role="user", content=TextContent(text=doc.text))],
+        )
+
+    async def set_logging_level(self, ctx: ServerRequestContext[Any], params: SetLevelRequestParams) -> EmptyResult:
+        client = ctx.session.client_params
+        if client is not None:
+            self._log_levels[id(client)] = (client, params.level)  # the params object keeps its id unique
+            self._log_levels.move_to_end(id(client))
+            while len(self._log_levels) > 64:
+                self._log_levels.popitem(last=False)
+        return EmptyResult()
+
     async def call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        return wire_safe(await self.tools.call(ctx, params))
+        started = time.perf_counter()
+        answer = _Answer()
+        token = _ANSWER.set(answer)
+        try:
+            result = wire_safe(await self.tools.call(ctx, params))
+        finally:
+            _ANSWER.reset(token)
+        if isinstance(result, InputRequiredResult):
+            answer.outcome = "input_required"
+        elif result.is_error and answer.outcome == "ok":
+            answer.outcome = "error"
+            first = next((b.text for b in result.content if isinstance(b, TextContent) and b.text), "")
+            if first and answer.detail is None:
+                answer.detail = first.splitlines()[0][:200]
+        emit(
+            RequestRecord(
+                "tools/call",
+                (time.perf_counter() - started) * 1000,
+                answer.outcome,
+                tool=params.name,
+                skill=answer.skill,
+                protocol=ctx.protocol_version,
+                detail=answer.detail,
+            )
+        )
+        return result
+
+    def _logged(self, method: str, handler: Callable[[ServerRequestContext[Any], Any], Awaitable[Any]]) -> Any:
+        """``handler`` with one request-log line per request (a protocol error is logged, then raised)."""
+
+        async def run(ctx: ServerRequestContext[Any], params: Any) -> Any:
+            started = time.perf_counter()
+            detail = _request_detail(params)
+            try:
+                result = await handler(ctx, params)
+            except MCPError as err:
+                ms = (time.perf_counter() - started) * 1000
+                emit(RequestRecord(method, ms, "protocol_error", protocol=ctx.protocol_version, detail=str(err)))
+                raise
+            ms = (time.perf_counter() - started) * 1000
+            emit(RequestRecord(method, ms, "ok", protocol=ctx.protocol_version, detail=detail))
+            return result
+
+        return run
 
     def cards(self, skill: str) -> CardHost | None:
         """The card host of a served skill (None for one that is not served)."""
@@ -179,6 +326,9 @@ class SkillServer:
         self, api: ServedApi, ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> ToolResult:
         skill = self._skills[api.skill]
+        answer = _ANSWER.get(None)
+        if answer is not None:
+            answer.skill = api.skill
         arguments = params.arguments if params.arguments is not None else {}
         approve = False  # only consulted for L3/L4
         if api.risk.needs_approval:
@@ -187,12 +337,27 @@ class SkillServer:
                 return decision
             approve = decision
         context = skill.runtime.context(api.spec.name, session_id=self.session_id)
-        outcome = await skill.cards.call(api.spec.name, arguments, context, approve=approve)
+        mount = shows_cards(ctx)
+        outcome = await skill.cards.call(api.spec.name, arguments, context, approve=approve, mount=mount)
         self.observe(api.skill, "api-vm", outcome.api.console)
         self.observe(api.skill, "card-vm", outcome.console)
+        await self._log_console(ctx, api.skill, [("api-vm", outcome.api.console), ("card-vm", outcome.console)])
         if outcome.card is not None:
             self._card_skill[outcome.card.card_id] = api.skill
-        return call_result(outcome, skill.tool_names)
+        codes = {d.code for d in outcome.api.diagnostics}
+        if answer is not None and _RUN_REFUSED in codes:
+            answer.outcome = "refused"
+        broken = [d.message for d in outcome.api.diagnostics if d.code == _RUN_OUTPUT]
+        if broken:
+            log.warning("%s: %s", api.tool_name, "; ".join(broken))
+            if answer is not None:
+                answer.detail = broken[0]
+            if self.strict_output:
+                return error_result(
+                    f"{api.tool_name} returned a result that breaks its outputSchema: {'; '.join(broken)}"
+                )
+        result = call_result(outcome, skill.tool_names)
+        return with_console(result, [("api-vm", outcome.api.console), ("card-vm", outcome.console)])
 
     def _consent(
         self, ctx: ServerRequestContext[Any], api: ServedApi, arguments: dict[str, Any], params: CallToolRequestParams
@@ -206,11 +371,63 @@ class SkillServer:
             return self.consent.ask(api, arguments)
         return False
 
+    async def _log_console(
+        self, ctx: ServerRequestContext[Any], skill: str, sources: list[tuple[str, list[ConsoleEntry]]]
+    ) -> None:
+        """A call's console lines as MCP log notifications, for a client that asked for them: the
+        2026-07-28 per-request ``_meta`` level (the SDK applies it), or a 2025-era connection's
+        ``logging/setLevel``."""
+        if not any(lines for _source, lines in sources):
+            return
+        floor: LoggingLevel | None = "debug"
+        if ctx.protocol_version != MODERN_VERSION:
+            client = ctx.session.client_params
+            known = self._log_levels.get(id(client)) if client is not None else None
+            floor = known[1] if known is not None and known[0] is client else None
+        if floor is None:
+            return
+        lowest = _LEVELS.index(floor)
+        for source, lines in sources:
+            for line in lines:
+                level = _LOG_LEVEL.get(line.level, "error")
+                if _LEVELS.index(level) < lowest:
+                    continue
+                data = {
+                    "text": line.text,
+                    "source": source,
+                    **({"file": line.file, "line": line.line} if line.file else {}),
+                }
+                try:
+                    with warnings.catch_warnings():
+                        # Deprecated by 2026-07-28 (SEP-2577) but the only log channel hosts show.
+                        warnings.simplefilter("ignore")
+                        await ctx.session.send_log_message(level, data, logger=f"{skill}/{source}")
+                except Exception:  # a client gone mid-call must not fail the call
+                    log.debug("a log notification could not be sent", exc_info=True)
+                    return
+
     async def _card_event(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
         args = CardEventArgs.parse(params.arguments)
         if isinstance(args, str):
             return error_result(args)
-        card_id = args.card_id
+        name = await self._skill_of_card(args.card_id)
+        if name is None:
+            return error_result(f"no card {args.card_id} is known to this server")
+        outcome = await self._skills[name].cards.event(args.card_id, args.node_id, args.event, args.detail)
+        self.observe(name, "card-vm", outcome.console)
+        return with_console(event_result(outcome), [("card-vm", outcome.console)])
+
+    async def _card_view(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
+        args = CardViewArgs.parse(params.arguments)
+        if isinstance(args, str):
+            return error_result(args)
+        name = await self._skill_of_card(args.card_id)
+        if name is None:
+            return error_result(f"no card {args.card_id} is known to this server")
+        outcome = await self._skills[name].cards.restyle(args.card_id, color_scheme=args.color_scheme, width=args.width)
+        return event_result(outcome)
+
+    async def _skill_of_card(self, card_id: str) -> str | None:
         name = self._card_skill.get(card_id)
         if name is None:
             # A card from before a restart: the skill whose store knows it.
@@ -218,16 +435,37 @@ class SkillServer:
                 if await skill.cards.card(card_id) is not None:
                     name = self._card_skill[card_id] = candidate
                     break
-        if name is None:
-            return error_result(f"no card {card_id} is known to this server")
-        outcome = await self._skills[name].cards.event(card_id, args.node_id, args.event, args.detail)
-        self.observe(name, "card-vm", outcome.console)
-        return event_result(outcome)
+        answer = _ANSWER.get(None)
+        if answer is not None and name is not None:
+            answer.skill = name
+        return name
 
     async def close(self) -> None:
         for skill in self._skills.values():
             await skill.cards.close()
             skill.runtime.close()
+
+
+_ANSWER: ContextVar[_Answer] = ContextVar("skillc_tool_answer")
+
+
+def shows_cards(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether the client can show a card. A 2026-07-28 request declares its client's capabilities,
+    so one without the MCP Apps extension gets no card (mounting one is most of a call's cost).
+    A 2025-era request over stateless HTTP declares nothing: it may come from a host that shows
+    cards, so it gets one."""
+    if ctx.protocol_version != MODERN_VERSION:
+        caps = ctx.session.client_capabilities
+        return caps is None or client_supports_apps(ctx) or getattr(caps, "extensions", None) is None
+    return client_supports_apps(ctx)
+
+
+def _request_detail(params: Any) -> str | None:
+    for field in ("uri", "name", "level"):
+        value = getattr(params, field, None)
+        if value is not None:
+            return str(value)
+    return None
 
 
 def _load_refusal(runtime: ApiRuntime, display: str) -> Diagnostic | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from mcp.server.apps import APP_MIME_TYPE
 from mcp_types import Tool, ToolAnnotations
@@ -29,18 +29,24 @@ from skillc.server.registry import output_schema
 __all__ = [
     "APP_MIME_TYPE",
     "CARD_EVENT_TOOL",
+    "CARD_VIEW_TOOL",
     "HANDOFF_VIEW",
     "CardEventArgs",
+    "CardViewArgs",
     "ServedApi",
     "card_event_tool",
+    "card_view_tool",
     "handoff_uri",
     "tool_for",
     "ui_uri",
 ]
 
 CARD_EVENT_TOOL = "skillc_card_event"
+CARD_VIEW_TOOL = "skillc_card_view"
 _WX_REQUEST = re.compile(r"\bwx\s*\.\s*request\b")
 _TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
+# A description that already names its risk level or consent needs no second sentence about it.
+_SAYS_CONSENT = re.compile(r"\b(?:risk\s*L[34]|L[34]\b|consent)", re.I)
 
 
 def uses_wx_request(package: SkillPackage) -> bool:
@@ -78,7 +84,10 @@ class ServedApi:
     resource_uri: str | None  # set when the API is bound to a component that can be served
 
 
-def tool_for(api: ServedApi) -> Tool:
+def tool_for(api: ServedApi, *, strict_output: bool = False) -> Tool:
+    """``strict_output``: advertise the outputSchema (the server then enforces it). Advertised
+    without enforcement, a client that checks it (the official SDKs do) rejects a mismatching
+    result outright, while WeChat only warns; so by default it is not advertised."""
     spec = api.spec
     annotations = ToolAnnotations(
         read_only_hint=api.risk is RiskLevel.L0,
@@ -90,13 +99,13 @@ def tool_for(api: ServedApi) -> Tool:
         meta["ui"] = {"resourceUri": api.resource_uri, "visibility": ["model", "app"]}
         meta["ui/resourceUri"] = api.resource_uri  # the flat key older hosts read
     description = spec.description
-    if api.risk.needs_approval:
+    if api.risk.needs_approval and not _SAYS_CONSENT.search(description):
         description += f" (Risk {api.risk.value}: runs only with the user's consent.)"
     return Tool(
         name=api.tool_name,
         description=description,
         input_schema=spec.input_schema,
-        output_schema=spec.output_schema,
+        output_schema=spec.output_schema if strict_output else None,
         annotations=annotations,
         _meta=meta,
     )
@@ -135,5 +144,40 @@ def card_event_tool() -> Tool:
         input_schema=CardEventArgs.model_json_schema(by_alias=True),
         output_schema=output_schema(CardEventView),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        _meta={"ui": {"visibility": ["app"]}},
+    )
+
+
+class CardViewArgs(BaseModel):
+    """How the host shows a card: its colour scheme and the width of its container."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    card_id: str = Field(description="the card to show")
+    color_scheme: Literal["light", "dark"] | None = Field(None, description="the host theme (hostContext.theme)")
+    width: int | None = Field(None, ge=120, le=4096, description="the container width in px")
+
+    @classmethod
+    def parse(cls, arguments: dict[str, Any] | None) -> CardViewArgs | str:
+        try:
+            return cls.model_validate(arguments or {})
+        except ValidationError:
+            return (
+                f"invalid arguments for {CARD_VIEW_TOOL}: cardId must be a string, colorScheme light or dark, "
+                "width an integer from 120 to 4096"
+            )
+
+
+def card_view_tool() -> Tool:
+    """The app-only tool a card view calls when the host's theme or container width differs from
+    the card's: the card is rendered again (no component code runs) and comes back whole."""
+    return Tool(
+        name=CARD_VIEW_TOOL,
+        title="Card view",
+        description="Render a skill card again for the host's colour scheme or container width; returns a "
+        "replaceRoot patch. Called by the card view, never by the model.",
+        input_schema=CardViewArgs.model_json_schema(by_alias=True),
+        output_schema=output_schema(CardEventView),
+        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
         _meta={"ui": {"visibility": ["app"]}},
     )

@@ -266,6 +266,29 @@ class Card:
             self._fault(step, fault)
         return self._finish(step)
 
+    def restyle(self, viewport: Viewport) -> Step:
+        """Render the card's current data for another colour scheme or width (the host's theme
+        changed, its container is narrower): one replaceRoot, later patches diff against it.
+        Nothing runs in the component: WeChat resolves ``@media`` without telling the card."""
+        step = Step()
+        if self.dead or self.vm is None or viewport == self.renderer.viewport:
+            return step
+        renderer = CardRenderer(
+            self.setup.component, viewport, sink=self.render_sink, limits=render_limits(self.setup.config)
+        )
+        try:
+            document = renderer.render(self.renderer.data)
+        except Exception as exc:  # keep the card as it was rather than lose it to a renderer bug
+            self._warn(step, f"card {self.card_id} could not be restyled: {type(exc).__name__}: {exc}")
+            return step
+        if renderer.exceeded is not None:
+            return step
+        self.renderer = renderer
+        self._heights = HeightCache(viewport.width)
+        self.content_height = self._heights.measure(document.root)
+        step.patches.append(ReplaceRoot(document.root))
+        return step
+
     def close(self) -> list[Diagnostic]:
         """detached, then release the context; returns what the detached lifetime reported."""
         diags: list[Diagnostic] = []

@@ -109,8 +109,11 @@ class CardHost:
         context: ApiCallContext | None = None,
         *,
         approve: Approve = None,
+        mount: bool = True,
     ) -> CallOutcome:
-        """One call through the whole chain; mounts the bound card or says how to fall back."""
+        """One call through the whole chain; mounts the bound card or says how to fall back.
+        ``mount=False``: the caller cannot show cards (an MCP client without MCP Apps), so none is
+        mounted and no fallback is built; the API's own card actions still apply."""
         ctx = context or self.runtime.context(api_name)
         await self._maybe_prune()
         api = await self.runtime.call(api_name, arguments, ctx, approver=_approver(approve))
@@ -120,7 +123,7 @@ class CardHost:
             out.actions.append(
                 ExpireAllCards(component_paths=action.component_paths, match=action.match, expired=expired)
             )
-        if api.result.is_error:
+        if api.result.is_error or not mount:
             return out
         args = arguments if isinstance(arguments, dict) else {}
         return await self._show(out, args, ctx, None)
@@ -238,6 +241,22 @@ class CardHost:
         await self.expire(ids)
         return ids
 
+    async def restyle(self, card_id: str, *, color_scheme: str | None = None, width: int | None = None) -> EventOutcome:
+        """Show a card in the host's colour scheme or container width: a replaceRoot, remembered
+        for the card (a rebuilt card keeps it)."""
+        live, diags = await self._obtain(card_id)
+        if live is None:
+            return EventOutcome(card_id=card_id, diagnostics=diags)
+        current = live.card.renderer.viewport
+        update: dict[str, Any] = {}
+        if color_scheme in ("light", "dark"):
+            update["color_scheme"] = color_scheme
+        if width is not None:
+            update["width"] = width
+        viewport = Viewport.model_validate({**current.model_dump(), **update})
+        step, view = await self._run(live.executor, self._restyle_job, live, viewport)
+        return await self._event_outcome(live, step, view, diags)
+
     async def card(self, card_id: str) -> CardView | None:
         """The card as it is now; an evicted card is rebuilt from its persisted data."""
         live, _diags = await self._obtain(card_id)
@@ -300,6 +319,13 @@ class CardHost:
         self.store.save_record(live.record)
         return self._after(live, step, True)
 
+    def _restyle_job(self, live: _Live, viewport: Viewport) -> tuple[Step, CardView | None]:
+        step = live.card.restyle(viewport)
+        if step.patches:
+            live.record.viewport = viewport
+            self.store.save_record(live.record)
+        return step, live.card.view(live.record.context.session_id)
+
     def _after(self, live: _Live, step: Step, with_document: bool) -> tuple[Step, CardView | None]:
         if step.data_changed and live.card.data_json is not None:
             self.store.save_data(live.card.card_id, live.card.data_json)
@@ -356,7 +382,8 @@ class CardHost:
         if compiled is None:
             message = f"card {card_id} cannot be rebuilt: {record.component_path} no longer compiles"
             return None, [*diags, Diagnostic.make("CMPVM008", message)]
-        setup = self._setup(card_id, record.component_path, record.api_name, compiled, record.context, self.viewport)
+        viewport = record.viewport or self.viewport
+        setup = self._setup(card_id, record.component_path, record.api_name, compiled, record.context, viewport)
         executor = self._pick_thread()
         card, step = await self._run(executor, self._rebuild_job, setup, record, data)
         if step.failure is not None:

@@ -73,6 +73,14 @@ class ApiCallAction(_Wire):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class UpdateModelContext(_Wire):
+    """``updateModelContext``: text the model should know from now on; it starts no turn."""
+
+    type: Literal["updateModelContext"] = "updateModelContext"
+    card_id: str
+    content: list[TextBlock]
+
+
 class OpenDetailPage(_Wire):
     type: Literal["openDetailPage"] = "openDetailPage"
     card_id: str
@@ -118,6 +126,7 @@ class TriggerEvent(_Wire):
 ComponentAction = Annotated[
     SendFollowUpMessage
     | ApiCallAction
+    | UpdateModelContext
     | OpenDetailPage
     | ExpirePreviousCards
     | ExpireAllCards

@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from skillc.ir.viewport import Viewport
 from skillc.runtime.contracts import ApiCallContext
 from skillc.runtime.host.statedb import StateDb
 
@@ -44,6 +45,8 @@ class CardRecord(BaseModel):
     expired: bool = False
     expired_text: str | None = None
     created: float = 0.0
+    # Set once the host restyled the card (theme, container width): a rebuilt card looks the same.
+    viewport: Viewport | None = None
 
 
 class CardStore:

@@ -27,6 +27,7 @@ from skillc.runtime.cards.card_models import (
     SetRelatedPage,
     TextBlock,
     TriggerEvent,
+    UpdateModelContext,
 )
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext
@@ -143,7 +144,15 @@ class ComponentHost(ApiHost):
     def _update_model_context(self, a: ContentArgs) -> HostReply:
         if not isinstance(a.content, list):
             return self._refuse("CMPVM013", "updateModelContext: content must be an array of text blocks")
-        return HostReply.done()
+        texts = [
+            b for b in a.content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        if len(texts) != len(a.content):
+            return self._refuse(
+                "CMPVM013", "updateModelContext: content must be an array of {type: 'text', text} blocks"
+            )
+        blocks = [TextBlock(text=b["text"]) for b in texts]
+        return self._add(UpdateModelContext(card_id=self.binding.card_id, content=blocks), "updateModelContext")
 
     # -- getViewContext(this) ------------------------------------------------------------------
 

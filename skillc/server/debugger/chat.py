@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.client import Client
+from mcp.client.extension import advertise
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp_types import CallToolResult, TextContent, Tool
 
 from skillc.server.debugger.planner import Decision, Message, PlannedCall, Planner, PlannerError, ToolInfo
@@ -137,7 +139,7 @@ class ChatSimulator:
 
     async def _list_tools(self, turn: Turn, url: str) -> list[Tool]:
         try:
-            async with Client(url) as client:
+            async with _client(url) as client:
                 listed = await client.list_tools()
                 version = client.protocol_version
         except Exception as err:
@@ -182,7 +184,7 @@ class ChatSimulator:
         self._trace(turn, "mcp", "tools_call", asked)
         outcome = ToolOutcome(planned.id, name, skill, planned.arguments, None)
         try:
-            async with Client(url) as client:
+            async with _client(url) as client:
                 outcome.result = await client.call_tool(name, planned.arguments)
         except Exception as err:
             outcome.error = f"{type(err).__name__}: {err}"
@@ -221,3 +223,9 @@ def _visibility(tool: Tool) -> list[str]:
     ui = (tool.meta or {}).get("ui")
     visibility = ui.get("visibility") if isinstance(ui, dict) else None
     return visibility if isinstance(visibility, list) else ["model", "app"]
+
+
+def _client(url: str) -> Client:
+    # The console shows the cards, so the simulated host says it is an MCP Apps host (a 2026-07-28
+    # request without the extension gets no card).
+    return Client(url, extensions=[advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})])

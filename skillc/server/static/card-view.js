@@ -1,7 +1,16 @@
-// skillc card view: an MCP Apps view (SEP-1865) that renders a skill card from Render IR.
-// The host delivers the tool result; its _meta["skillc/card"] holds the Render IR document.
-// Taps go to the server's app-only tool through the host (tools/call) and come back as
-// Render IR patches; a sendFollowUpMessage becomes ui/message, an api/call a tools/call.
+// skillc card view: an MCP Apps view (ext-apps 2026-01-26) that renders skill cards from Render IR.
+//
+// The host delivers the tool result; its _meta["skillc/card"] holds the Render IR document. The
+// view is a small conversation: the first card, then the card of every follow-up the user starts
+// by tapping (confirm an order, pay it), stacked below it as WeChat stacks them. Taps go to the
+// server's app-only tool through the host (tools/call) and come back as Render IR patches.
+//
+// One path per api/call (docs/serve.md, "The card conversation"): a card's api/call is a
+// tools/call through the host, exactly once, and the user's words go to the model with
+// ui/update-model-context, which starts no model turn. A ui/message would start one, and the model
+// could call the same tool again (a second payment). Only a follow-up without api/call blocks, or
+// a host that cannot call tools, becomes a ui/message.
+//
 // The node -> DOM mapping is the HTML backend's (skillc/backends/html_backend.py), so a card
 // looks the same here as in `skillc render --backend html`; its tables arrive as CONFIG.dom.
 (function () {
@@ -14,10 +23,24 @@
   var CSS_PROPERTY = new RegExp(CONFIG.dom.cssProperty)
   var UNSAFE_STYLE_VALUE = new RegExp(CONFIG.dom.unsafeStyleValue)
   var ATTR_NAME = new RegExp(CONFIG.dom.attrName, 'g')
-  var root = document.getElementById('card')
+  var VIEW_TOOL = 'skillc_card_view'
+  // The server caps a card event's actions (RuntimeConfig.card_max_actions); the view never runs
+  // more than that many either, whatever a result says.
+  var MAX_ACTIONS = 20
+  var MAX_SLOTS = 20 // older cards leave the view; they are expired in any real conversation
+  var stack = document.getElementById('card')
   var statusEl = document.getElementById('status')
 
-  var state = { card: null, nodes: new Map(), queue: Promise.resolve(), nextId: 1, pending: new Map(), hostContext: {} }
+  var state = {
+    slots: [], // {id, el, card, nodes, kind: card|fallback|text|error}
+    queue: Promise.resolve(),
+    nextId: 1,
+    nextSlot: 1,
+    pending: new Map(),
+    hostContext: {},
+    hostCapabilities: {},
+    ready: false
+  }
 
   // -- JSON-RPC over postMessage ------------------------------------------------------------
 
@@ -51,65 +74,167 @@
 
   function answer (msg) {
     if (msg.method === 'ui/resource-teardown') { post({ id: msg.id, result: {} }); return }
-    if (msg.method === 'tools/list') { post({ id: msg.id, result: { tools: [] } }); return }
     if (msg.method === 'ping') { post({ id: msg.id, result: {} }); return }
     post({ id: msg.id, error: { code: -32601, message: 'Method not found: ' + msg.method } })
   }
 
   function onNotification (method, params) {
-    if (method === 'ui/notifications/tool-result') { showResult(params); return }
-    if (method === 'ui/notifications/tool-cancelled') { setStatus('Cancelled: ' + (params.reason || '')); return }
-    if (method === 'ui/notifications/host-context-changed') { applyContext(params); return }
+    if (method === 'ui/notifications/tool-result') { enqueue(function () { return showResult(params, null) }); return }
+    if (method === 'ui/notifications/tool-cancelled') { setStatus('Cancelled' + (params.reason ? ': ' + params.reason : '')); return }
+    if (method === 'ui/notifications/host-context-changed') { applyContext(params); enqueue(restyleAll); return }
   }
+
+  // Problems of the view itself reach the host's log (MCP logging), not only the card area.
+  function hostLog (level, message) {
+    if (!state.ready || !state.hostCapabilities.logging) return
+    notify('notifications/message', { level: level, logger: 'skillc-card-view', data: message })
+  }
+
+  function setStatus (text) { statusEl.textContent = text || ''; reportSize() }
+
+  // -- host context: theme, style variables, fonts, container -------------------------------
 
   function applyContext (ctx) {
-    Object.assign(state.hostContext, ctx || {})
+    Object.keys(ctx || {}).forEach(function (k) { state.hostContext[k] = ctx[k] })
+    var html = document.documentElement
     var theme = state.hostContext.theme
-    if (theme === 'dark' || theme === 'light') document.documentElement.style.colorScheme = theme
-    var vars = state.hostContext.styles && state.hostContext.styles.variables
-    if (vars) Object.keys(vars).forEach(function (k) { if (vars[k]) document.documentElement.style.setProperty(k, vars[k]) })
+    if (theme === 'dark' || theme === 'light') { html.setAttribute('data-theme', theme); html.style.colorScheme = theme }
+    var styles = state.hostContext.styles || {}
+    var vars = styles.variables
+    if (vars) Object.keys(vars).forEach(function (k) { if (vars[k]) html.style.setProperty(k, vars[k]) })
+    var fonts = styles.css && styles.css.fonts
+    if (typeof fonts === 'string' && fonts && !document.getElementById('__mcp-host-fonts')) {
+      var style = document.createElement('style')
+      style.id = '__mcp-host-fonts'
+      style.textContent = fonts
+      document.head.appendChild(style)
+    }
+    var dims = state.hostContext.containerDimensions || {}
+    html.classList.toggle('skillc-fixed-height', typeof dims.height === 'number')
+    if (typeof dims.height === 'number') html.style.setProperty('--skillc-container-height', dims.height + 'px')
+    reportSize()
   }
 
-  function setStatus (text) { statusEl.textContent = text || '' }
+  // What the card should look like in this host: its colour scheme and, when the container is
+  // narrower (or fixed at another width), the container's width. WeChat lays a card out at the
+  // screen width, so the card is rendered again at that width rather than scaled.
+  function wantedLook (card) {
+    var vp = (card.document && card.document.viewport) || {}
+    var want = {}
+    var theme = state.hostContext.theme
+    if ((theme === 'dark' || theme === 'light') && vp.color_scheme !== theme) want.colorScheme = theme
+    var dims = state.hostContext.containerDimensions || {}
+    var width = typeof dims.width === 'number' ? dims.width : (typeof dims.maxWidth === 'number' && dims.maxWidth < vp.width ? dims.maxWidth : null)
+    if (width !== null && Math.round(width) !== vp.width && width >= 120) want.width = Math.round(width)
+    return Object.keys(want).length ? want : null
+  }
 
-  // -- results --------------------------------------------------------------------------------
+  function restyle (slot) {
+    var want = slot.card && !slot.card.expired ? wantedLook(slot.card) : null
+    if (!want || !canCallTools()) return Promise.resolve()
+    var args = Object.assign({ cardId: slot.card.cardId }, want)
+    return request('tools/call', { name: VIEW_TOOL, arguments: args }).then(function (result) {
+      if (!result || result.isError) { hostLog('warning', 'restyle failed: ' + (result ? textOf(result) : 'no result')); return }
+      var out = result.structuredContent || {}
+      applyPatches(slot, out.patches || [])
+      var vp = slot.card.document.viewport
+      if (want.colorScheme) vp.color_scheme = want.colorScheme
+      if (want.width) vp.width = want.width
+    })
+  }
+
+  function restyleAll () {
+    return state.slots.reduce(function (p, slot) { return p.then(function () { return restyle(slot) }) }, Promise.resolve())
+  }
+
+  function canCallTools () { return !!state.hostCapabilities.serverTools }
+
+  // -- results: each one is a slot in the stack -----------------------------------------------
 
   function textOf (result) {
     return (result.content || []).filter(function (b) { return b.type === 'text' }).map(function (b) { return b.text }).join('\n')
   }
 
-  function showResult (result) {
+  // ``after``: the slot whose tap led to this result (a reapplied call replaces it). The first
+  // result, and a follow-up for another component, become the next card.
+  function showResult (result, after) {
+    result = result || {}
     var meta = result._meta || {}
-    if (result.isError) { clear(); setStatus(textOf(result)); reportSize(); return }
     var card = meta['skillc/card']
-    if (card && card.document) {
-      state.card = card
-      render(card.document)
-      setStatus('')
-      if (card.expired) showExpired(card.expiredText)
+    var slot
+    if (result.isError) {
+      slot = newSlot('error')
+      slot.el.textContent = textOf(result) || 'The tool failed.'
+      slot.el.setAttribute('role', 'alert')
+    } else if (card && card.document) {
+      var last = state.slots[state.slots.length - 1]
+      var replaces = after && after.card && after.card.componentPath === card.componentPath && (after.card.expired || after.reapplied)
+      slot = replaces ? resetSlot(after, 'card') : (last && last.kind === 'card' && last.card && last.card.cardId === card.cardId ? resetSlot(last, 'card') : newSlot('card'))
+      slot.card = card
+      renderInto(slot, card.document)
+      slot.el.setAttribute('data-card-id', card.cardId)
+      slot.el.setAttribute('data-component', card.componentPath)
+      var max = card.dimensions && card.dimensions.maxHeight
+      if (typeof max === 'number' && max > 0) slot.el.style.maxHeight = max + 'px' // WeChat clips, never grows
+      if (card.expired) showExpired(slot, card.expiredText)
     } else if (meta['skillc/fallback']) {
-      state.card = null
-      renderFallback(meta['skillc/fallback'].card)
-      setStatus('')
+      slot = newSlot('fallback')
+      renderFallback(slot, meta['skillc/fallback'].card)
     } else {
-      clear()
-      setStatus(textOf(result))
+      slot = newSlot('text')
+      slot.el.textContent = textOf(result)
     }
+    setStatus('')
+    expireFrom(meta['skillc/actions'] || [])
     reportSize()
+    return slot.card ? restyle(slot) : Promise.resolve()
   }
 
-  function clear () { root.textContent = ''; state.nodes.clear() }
+  function newSlot (kind) {
+    var el = document.createElement('div')
+    el.className = 'skillc-slot'
+    el.setAttribute('data-kind', kind)
+    el.setAttribute('data-slot', String(state.nextSlot))
+    var slot = { id: state.nextSlot++, el: el, card: null, nodes: new Map(), kind: kind }
+    stack.appendChild(el)
+    state.slots.push(slot)
+    while (state.slots.length > MAX_SLOTS) state.slots.shift().el.remove()
+    return slot
+  }
+
+  function resetSlot (slot, kind) {
+    slot.el.textContent = ''
+    slot.el.setAttribute('data-kind', kind)
+    slot.el.removeAttribute('role')
+    slot.nodes.clear()
+    slot.kind = kind
+    slot.reapplied = false
+    return slot
+  }
+
+  function slotOf (el) {
+    for (var at = el; at && at !== stack; at = at.parentElement) {
+      if (at.classList && at.classList.contains('skillc-slot')) {
+        var id = Number(at.getAttribute('data-slot'))
+        return state.slots.find(function (s) { return s.id === id }) || null
+      }
+    }
+    return null
+  }
+
+  function last () { return state.slots[state.slots.length - 1] || null }
 
   // -- Render IR -> DOM ---------------------------------------------------------------------
 
-  function render (doc) {
-    clear()
-    root.appendChild(build(doc.root, null))
+  function renderInto (slot, doc) {
+    slot.el.textContent = ''
+    slot.nodes.clear()
+    slot.el.appendChild(build(slot, doc.root, null))
   }
 
-  function build (node, parent) {
+  function build (slot, node, parent) {
     var entry = { ir: node, parent: parent, dom: null }
-    state.nodes.set(node.id, entry)
+    slot.nodes.set(node.id, entry)
     if (node.type === '#text') {
       entry.dom = document.createTextNode(node.props && typeof node.props.text === 'string' ? node.props.text : '')
       return entry.dom
@@ -118,7 +243,7 @@
     entry.dom = el
     setAttributes(el, node)
     if (el.tagName !== 'IMG') {
-      (node.children || []).forEach(function (child) { el.appendChild(build(child, node.id)) })
+      (node.children || []).forEach(function (child) { el.appendChild(build(slot, child, node.id)) })
     }
     return el
   }
@@ -160,9 +285,9 @@
 
   // -- patches (docs/patches.md): applied in order, nodes addressed by id ---------------------
 
-  function applyPatches (patches) {
+  function applyPatches (slot, patches) {
     patches.forEach(function (op) {
-      var entry = op.id !== undefined ? state.nodes.get(op.id) : null
+      var entry = op.id !== undefined ? slot.nodes.get(op.id) : null
       switch (op.op) {
         case 'setProp': entry.ir.props[op.name] = op.value; refresh(entry); break
         case 'removeProp': delete entry.ir.props[op.name]; refresh(entry); break
@@ -178,21 +303,21 @@
           refresh(entry)
           break
         case 'remove': {
-          var parent = state.nodes.get(op.parent)
+          var parent = slot.nodes.get(op.parent)
           parent.ir.children = parent.ir.children.filter(function (c) { return c.id !== op.id })
           entry.dom.remove()
-          forget(entry.ir)
+          forget(slot, entry.ir)
           break
         }
         case 'insert': {
-          var into = state.nodes.get(op.parent)
-          var dom = build(op.node, op.parent)
+          var into = slot.nodes.get(op.parent)
+          var dom = build(slot, op.node, op.parent)
           into.ir.children.splice(op.index, 0, op.node)
           into.dom.insertBefore(dom, into.dom.childNodes[op.index] || null)
           break
         }
         case 'move': {
-          var owner = state.nodes.get(op.parent)
+          var owner = slot.nodes.get(op.parent)
           var kids = owner.ir.children
           var at = kids.findIndex(function (c) { return c.id === op.id })
           var moved = kids.splice(at, 1)[0]
@@ -201,109 +326,176 @@
           owner.dom.insertBefore(entry.dom, owner.dom.childNodes[op.index] || null)
           break
         }
-        case 'replaceRoot':
-          state.card.document.root = op.node
-          render(state.card.document)
+        case 'replaceRoot': {
+          var veil = slot.el.querySelector('.skillc-expired')
+          slot.card.document.root = op.node
+          renderInto(slot, slot.card.document)
+          if (veil) slot.el.appendChild(veil)
           break
+        }
       }
     })
+    reportSize()
   }
 
   function refresh (entry) { if (entry.ir.type !== '#text') setAttributes(entry.dom, entry.ir) }
 
-  function forget (node) {
-    state.nodes.delete(node.id)
-    ;(node.children || []).forEach(forget)
+  function forget (slot, node) {
+    slot.nodes.delete(node.id)
+    ;(node.children || []).forEach(function (child) { forget(slot, child) })
   }
 
   // -- taps -----------------------------------------------------------------------------------
 
   function bound (el) {
-    for (var at = el; at && at !== root; at = at.parentElement) {
+    for (var at = el; at && !(at.classList && at.classList.contains('skillc-slot')); at = at.parentElement) {
       if (at.hasAttribute('data-bind-tap') || at.hasAttribute('data-catch-tap')) return true
     }
     return false
   }
 
-  root.addEventListener('click', function (e) {
+  stack.addEventListener('click', function (e) {
     var target = e.target instanceof Element ? e.target.closest('[data-uid]') : null
-    if (!target || !state.card || state.card.expired || !bound(target)) return
+    var slot = target ? slotOf(target) : null
+    if (!slot || !slot.card || slot.card.expired || !bound(target)) return
     var uid = target.getAttribute('data-uid')
-    enqueue(function () { return sendEvent(uid, 'tap', null) })
+    enqueue(function () { return sendEvent(slot, uid, 'tap', null) })
   })
 
   function enqueue (job) {
-    state.queue = state.queue.then(job).catch(function (err) { setStatus(String(err && err.message || err)) })
+    state.queue = state.queue.then(job).catch(function (err) {
+      var message = String((err && err.message) || err)
+      showError(message)
+      hostLog('error', message)
+    })
     return state.queue
   }
 
-  function sendEvent (nodeId, event, detail) {
-    var card = state.card
+  function showError (message) {
+    var slot = newSlot('error')
+    slot.el.textContent = message
+    slot.el.setAttribute('role', 'alert')
+    reportSize()
+  }
+
+  function sendEvent (slot, nodeId, event, detail) {
+    if (!canCallTools()) { showError('This host cannot call tools, so the card cannot react to taps.'); return }
+    var card = slot.card
     var args = { cardId: card.cardId, nodeId: nodeId, event: event }
     if (detail) args.detail = detail
     return request('tools/call', { name: card.eventTool, arguments: args }).then(function (result) {
-      if (!result || result.isError) { setStatus(result ? textOf(result) : 'no result'); return }
+      if (!result || result.isError) { showError(result ? textOf(result) : 'The host gave no result.'); return }
       var out = result.structuredContent || {}
-      applyPatches(out.patches || [])
-      reportSize()
-      return runActions(out.actions || [])
+      applyPatches(slot, out.patches || [])
+      return runActions(slot, out.actions || [])
     })
   }
 
-  function toolFor (apiName) { return (state.card && state.card.tools && state.card.tools[apiName]) || apiName }
+  function toolFor (card, apiName) { return (card && card.tools && card.tools[apiName]) || apiName }
 
-  // The server caps a card event's actions (RuntimeConfig.card_max_actions); the view never runs
-  // more than that many either, whatever a result says.
-  var MAX_ACTIONS = 20
-
-  function runActions (actions) {
+  function runActions (slot, actions) {
     var chain = Promise.resolve()
     actions.slice(0, MAX_ACTIONS).forEach(function (action) {
-      chain = chain.then(function () { return runAction(action) })
+      chain = chain.then(function () { return runAction(slot, action) })
     })
     return chain
   }
 
-  function runAction (action) {
-    var card = state.card
-    if (action.type === 'sendFollowUpMessage') {
-      var texts = action.content.filter(function (b) { return b.type === 'text' })
-      var calls = action.content.filter(function (b) { return b.type === 'api/call' })
-      var message = request('ui/message', { role: 'user', content: texts.map(function (b) { return { type: 'text', text: b.text } }) })
-      return message.then(function () {
-        return calls.reduce(function (p, b) {
-          return p.then(function () { return request('tools/call', { name: toolFor(b.data.name), arguments: b.data.arguments || {} }) })
-        }, Promise.resolve())
-      })
+  function runAction (slot, action) {
+    var card = slot.card
+    switch (action.type) {
+      case 'sendFollowUpMessage': return followUp(slot, action)
+      case 'api/call':
+        // reapplyApiCall: the card's API again; a new card of the same component replaces this one.
+        slot.reapplied = true
+        return callTool(slot, toolFor(card, action.name), action.arguments || {})
+      case 'updateModelContext':
+        if (state.hostCapabilities.updateModelContext) return request('ui/update-model-context', { content: textBlocks(action.content) })
+        return Promise.resolve()
+      case 'openDetailPage':
+        if (state.hostCapabilities.openLinks) return request('ui/open-link', { url: action.url })
+        hostLog('info', 'openDetailPage ' + action.url + ': the host cannot open links')
+        return Promise.resolve()
+      case 'expirePreviousCards':
+      case 'expireAllCards':
+        expireFrom([action])
+        return Promise.resolve()
+      default:
+        return Promise.resolve()
     }
-    if (action.type === 'api/call') {
-      return request('tools/call', { name: toolFor(action.name), arguments: action.arguments || {} }).then(function (result) {
-        // reapplyApiCall re-runs this card's API: a new result for the same component replaces the card.
-        var next = result && result._meta && result._meta['skillc/card']
-        if (next && next.componentPath === card.componentPath) showResult(result)
-      })
-    }
-    if ((action.type === 'expirePreviousCards' || action.type === 'expireAllCards') && card &&
-        (action.expired || []).indexOf(card.cardId) >= 0) {
-      card.expired = true
-      showExpired(card.expiredText)
-    }
-    return Promise.resolve()
   }
 
-  function showExpired (text) {
+  function textBlocks (content) {
+    return (content || []).filter(function (b) { return b && b.type === 'text' }).map(function (b) { return { type: 'text', text: String(b.text) } })
+  }
+
+  function followUp (slot, action) {
+    var texts = textBlocks(action.content)
+    var calls = (action.content || []).filter(function (b) { return b && b.type === 'api/call' && b.data })
+    var words = texts.map(function (b) { return b.text }).join('\n')
+    if (!calls.length || !canCallTools()) {
+      // Only words, or a host that cannot call tools: the user said something, the model answers.
+      var said = texts.slice()
+      if (calls.length) {
+        said.push({ type: 'text', text: calls.map(function (b) { return '(the card asks to call ' + toolFor(slot.card, b.data.name) + ' with ' + JSON.stringify(b.data.arguments || {}) + ')' }).join('\n') })
+      }
+      if (!state.hostCapabilities.message) { showError('This host takes no messages from cards.'); return Promise.resolve() }
+      return request('ui/message', { role: 'user', content: said })
+    }
+    return calls.reduce(function (p, b) {
+      return p.then(function () {
+        var tool = toolFor(slot.card, b.data.name)
+        return callTool(slot, tool, b.data.arguments || {}).then(function (result) {
+          return tellModel(words, tool, b.data.arguments || {}, result)
+        })
+      })
+    }, Promise.resolve())
+  }
+
+  // The model learns what the user did on the card and what came of it, without a new turn.
+  function tellModel (words, tool, args, result) {
+    if (!state.hostCapabilities.updateModelContext) return Promise.resolve()
+    var outcome = result ? (result.isError ? 'failed: ' : 'returned: ') + textOf(result) : 'gave no result'
+    var text = 'On the ' + CONFIG.skill + ' card the user said: ' + JSON.stringify(words) +
+      '. The card called ' + tool + ' ' + JSON.stringify(args) + ', which ' + outcome
+    return request('ui/update-model-context', { content: [{ type: 'text', text: text }] }).catch(function () {})
+  }
+
+  function callTool (slot, tool, args) {
+    return request('tools/call', { name: tool, arguments: args }).then(function (result) {
+      return showResult(result, slot).then(function () { return result })
+    })
+  }
+
+  function expireFrom (actions) {
+    actions.forEach(function (action) {
+      if (action.type !== 'expirePreviousCards' && action.type !== 'expireAllCards') return
+      ;(action.expired || []).forEach(function (cardId) {
+        state.slots.forEach(function (slot) {
+          if (slot.card && slot.card.cardId === cardId && !slot.card.expired) {
+            slot.card.expired = true
+            showExpired(slot, slot.card.expiredText)
+          }
+        })
+      })
+    })
+  }
+
+  function showExpired (slot, text) {
+    if (slot.el.querySelector('.skillc-expired')) return
     var veil = document.createElement('div')
     veil.className = 'skillc-expired'
     veil.textContent = text || '服务已过期'
-    root.appendChild(veil)
+    slot.el.appendChild(veil)
   }
 
   // hover-class: props.hoverStyle applies while the element is pressed.
   var pressed = null
-  root.addEventListener('pointerdown', function (e) {
+  stack.addEventListener('pointerdown', function (e) {
     var el = e.target instanceof Element ? e.target.closest('[data-uid]') : null
-    for (; el && el !== root; el = el.parentElement) {
-      var entry = state.nodes.get(el.getAttribute('data-uid'))
+    var slot = el ? slotOf(el) : null
+    for (; slot && el && el !== slot.el; el = el.parentElement) {
+      var entry = slot.nodes.get(el.getAttribute('data-uid'))
       var hover = entry && entry.ir.props && entry.ir.props.hoverStyle
       if (hover) {
         pressed = { el: el, previous: el.getAttribute('style') }
@@ -317,16 +509,15 @@
     if (pressed.previous === null) pressed.el.removeAttribute('style'); else pressed.el.setAttribute('style', pressed.previous)
     pressed = null
   }
-  ;['pointerup', 'pointercancel', 'pointerleave'].forEach(function (n) { root.addEventListener(n, release) })
+  ;['pointerup', 'pointercancel', 'pointerleave'].forEach(function (n) { stack.addEventListener(n, release) })
 
   // -- the CardSpec fallback (Adaptive Card subset) ---------------------------------------------
 
-  function renderFallback (card) {
-    clear()
+  function renderFallback (slot, card) {
     var box = document.createElement('div')
     box.className = 'skillc-fallback'
     ;(card.body || []).forEach(function (el) { box.appendChild(acElement(el)) })
-    root.appendChild(box)
+    slot.el.appendChild(box)
   }
 
   function acElement (el) {
@@ -353,29 +544,58 @@
     return node
   }
 
-  // -- size -------------------------------------------------------------------------------------
+  // -- size: the laid-out height, as ext-apps' App measures it ---------------------------------
 
   var sizeQueued = false
+  var lastSize = null
   function reportSize () {
-    if (sizeQueued || !state.ready) return  // nothing goes to the host before ui/notifications/initialized
+    if (sizeQueued || !state.ready) return // nothing goes to the host before ui/notifications/initialized
     sizeQueued = true
     requestAnimationFrame(function () {
       sizeQueued = false
-      var rect = document.documentElement.getBoundingClientRect()
-      notify('ui/notifications/size-changed', { width: Math.ceil(rect.width), height: Math.ceil(document.documentElement.scrollHeight) })
+      var dims = state.hostContext.containerDimensions || {}
+      if (typeof dims.height === 'number') return // a fixed container: the view fills it and scrolls
+      var html = document.documentElement
+      var before = html.style.height
+      html.style.height = 'max-content' // the content's own height, not the iframe's
+      var height = Math.ceil(html.getBoundingClientRect().height)
+      html.style.height = before
+      if (typeof dims.maxHeight === 'number') height = Math.min(height, Math.floor(dims.maxHeight))
+      var width = Math.ceil(window.innerWidth)
+      if (lastSize && lastSize.width === width && lastSize.height === height) return
+      lastSize = { width: width, height: height }
+      notify('ui/notifications/size-changed', { width: width, height: height })
     })
   }
-  if (window.ResizeObserver) new ResizeObserver(reportSize).observe(document.body)
+  if (window.ResizeObserver) {
+    var watcher = new ResizeObserver(function () { reportSize() })
+    watcher.observe(document.documentElement)
+    watcher.observe(document.body)
+  }
+  // Card images change the height when they load.
+  stack.addEventListener('load', function () { reportSize() }, true)
 
   // -- start ------------------------------------------------------------------------------------
 
-  window.skillcView = { config: CONFIG, state: state, applyPatches: applyPatches, render: render }
+  window.skillcView = {
+    config: CONFIG,
+    state: state,
+    // One card at a time, for tests of the DOM mapping: render replaces the stack with one card.
+    render: function (doc) {
+      var slot = state.slots.length ? resetSlot(last(), 'card') : newSlot('card')
+      slot.card = { document: doc, cardId: 'local' }
+      renderInto(slot, doc)
+    },
+    applyPatches: function (patches) { applyPatches(last(), patches) },
+    measured: function () { return lastSize }
+  }
 
   request('ui/initialize', {
     appInfo: { name: 'skillc-card:' + CONFIG.skill + '/' + CONFIG.componentPath, version: '1' },
-    appCapabilities: {},
+    appCapabilities: { availableDisplayModes: ['inline'] },
     protocolVersion: PROTOCOL
   }).then(function (result) {
+    state.hostCapabilities = (result && result.hostCapabilities) || {}
     applyContext((result && result.hostContext) || {})
     notify('ui/notifications/initialized', {})
     state.ready = true
