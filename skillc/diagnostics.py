@@ -325,7 +325,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("CMPVM010", _W, "The rendered content is taller than the card's maxHeight; an Overflow notification was sent."),
     CodeInfo("CMPVM011", _E, "The card's JavaScript exceeded its deadline, memory or stack; the card is closed (or falls back)."),
     CodeInfo("CMPVM012", _W, "An event or expiry named a card or node that does not exist, or a card that has expired."),
-    CodeInfo("CMPVM013", _W, "A card action had bad arguments (openDetailPage without url, setRelatedPage, reapplyApiCall); it was refused."),
+    CodeInfo("CMPVM013", _W, "A card action had bad arguments (openDetailPage without url, setRelatedPage, reapplyApiCall, updateModelContext); it was refused."),
     CodeInfo("CMPVM014", _I, "A card was rebuilt in a fresh context from its persisted data (after eviction or a restart)."),
     CodeInfo("CMPVM015", _W, "setData named an array index beyond card_max_data_index; that key is ignored and nothing is allocated."),
     CodeInfo("CMPVM016", _E, "A card's data is larger than card_max_data_bytes as JSON; a new card falls back, a mounted one keeps its last data."),

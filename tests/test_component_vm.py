@@ -20,6 +20,7 @@ from skillc.runtime.cards.card_models import (
     OpenDetailPage,
     SetRelatedPage,
     TriggerEvent,
+    UpdateModelContext,
 )
 from skillc.runtime.config import RuntimeConfig
 
@@ -201,11 +202,16 @@ def test_view_actions_are_recorded_and_a_static_card_has_no_request_or_timers(h:
     card = h.call("showTapper").card
     assert card is not None
     ev = h.run(h.host.event(card.card_id, node_by_handler(card.document.root, "onDetail").id))
-    assert [type(a) for a in ev.actions] == [OpenDetailPage, SetRelatedPage, TriggerEvent]
+    assert [type(a) for a in ev.actions] == [OpenDetailPage, SetRelatedPage, TriggerEvent, UpdateModelContext]
     assert [a.wire() for a in ev.actions] == [
         {"type": "openDetailPage", "cardId": card.card_id, "url": "/pages/detail/detail?id=1"},
         {"type": "setRelatedPage", "cardId": card.card_id, "query": "orderId=1"},
         {"type": "triggerEvent", "cardId": card.card_id, "name": "picked", "detail": {"id": "a"}},
+        {"type": "updateModelContext", "cardId": card.card_id, "content": [{"type": "text", "text": "saw the detail"}]},
+    ]
+    # The second updateModelContext gave an image block: refused, said, not sent.
+    assert [(d.code, d.message) for d in ev.diagnostics if d.code == "CMPVM013"] == [
+        ("CMPVM013", "updateModelContext: content must be an array of {type: 'text', text} blocks")
     ]
     view = h.run(h.host.card(card.card_id))
     # wx.request is a stub that fails naming scope.dynamic (tests/test_unavailable_apis.py)
