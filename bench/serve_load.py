@@ -3,9 +3,15 @@
 The server runs as its own process (`python -m skillc serve`, state in a tmp folder) on a free
 127.0.0.1 port; the clients are 20 asyncio tasks, each with its own keep-alive HTTP connection,
 posting stateless JSON-RPC `tools/call` requests. Every answer is checked (HTTP 200, a result,
-isError false, the expected total); the run fails if any call is lost or fails.
+isError false, the expected total, a card exactly when the client can show one); the run fails
+if any call is lost or fails.
 
-    .venv/bin/python bench/serve_load.py [--calls 2000] [--clients 20]
+Each kind of client is one run against the same server:
+- ``legacy``: 2025-era requests (no capabilities declared): the card is mounted;
+- ``apps``: 2026-07-28 requests from an MCP Apps host: the card is mounted;
+- ``plain``: 2026-07-28 requests from a client without MCP Apps: no card is mounted.
+
+    .venv/bin/python bench/serve_load.py [--calls 2000] [--clients 20] [--kinds legacy,apps,plain]
 """
 
 from __future__ import annotations
@@ -26,6 +32,23 @@ ROOT = Path(__file__).resolve().parents[1]
 COFFEE = ROOT / "examples" / "coffee-skill"
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 TARGET_RATE, TARGET_P99_MS = 400.0, 20.0
+MODERN = "2026-07-28"
+APPS = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+KINDS = ("legacy", "apps", "plain")
+
+
+def request_for(kind: str, request_id: int) -> tuple[dict[str, object], dict[str, str]]:
+    """The JSON-RPC body and the extra headers of one searchDrinks call by a ``kind`` client."""
+    params: dict[str, object] = {"name": "searchDrinks", "arguments": {"keyword": "latte"}}
+    headers: dict[str, str] = {}
+    if kind != "legacy":
+        caps = {"extensions": APPS} if kind == "apps" else {}
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        }
+        headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "searchDrinks"}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}, headers
 
 
 def free_port() -> int:
@@ -48,23 +71,18 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60.0)
     sys.exit("the server did not come up")
 
 
-async def client(url: str, calls: int, latencies: list[float], failures: list[str]) -> None:
-    args = {"keyword": "latte"}
+async def client(kind: str, url: str, calls: int, latencies: list[float], failures: list[str]) -> None:
     async with httpx.AsyncClient(headers=HEADERS, timeout=30) as http:
         for i in range(calls):
-            body = {
-                "jsonrpc": "2.0",
-                "id": i + 1,
-                "method": "tools/call",
-                "params": {"name": "searchDrinks", "arguments": args},
-            }
+            body, headers = request_for(kind, i + 1)
             started = time.perf_counter()
             try:
-                reply = await http.post(url, json=body)
+                reply = await http.post(url, json=body, headers=headers)
                 data = reply.json()
                 result = data.get("result") or {}
                 ok = reply.status_code == 200 and result.get("isError") is False
                 ok = ok and result.get("structuredContent", {}).get("total") == 3
+                ok = ok and ("skillc/card" in (result.get("_meta") or {})) == (kind != "plain")
                 if not ok:
                     failures.append(f"{reply.status_code}: {str(data)[:200]}")
             except Exception as err:
@@ -72,38 +90,22 @@ async def client(url: str, calls: int, latencies: list[float], failures: list[st
             latencies.append((time.perf_counter() - started) * 1000)
 
 
-async def load(url: str, calls: int, clients: int) -> tuple[list[float], list[str], float]:
+async def load(kind: str, url: str, calls: int, clients: int) -> tuple[list[float], list[str], float]:
     latencies: list[float] = []
     failures: list[str] = []
     per = [calls // clients + (1 if i < calls % clients else 0) for i in range(clients)]
     started = time.perf_counter()
-    await asyncio.gather(*(client(url, n, latencies, failures) for n in per))
+    await asyncio.gather(*(client(kind, url, n, latencies, failures) for n in per))
     return latencies, failures, time.perf_counter() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--clients", type=int, default=20)
-    opts = parser.parse_args()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    with tempfile.TemporaryDirectory() as state:
-        command = [sys.executable, "-m", "skillc", "serve", str(COFFEE), "--port", str(port), "--state-dir", state]
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_ready(url, proc)
-            asyncio.run(load(url, 100, opts.clients))  # warm-up: compiled code, connections, sqlite pages
-            latencies, failures, elapsed = asyncio.run(load(url, opts.calls, opts.clients))
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+def report(kind: str, clients: int, calls: int, latencies: list[float], failures: list[str], elapsed: float) -> float:
     latencies.sort()
     p50 = statistics.median(latencies)
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
     rate = len(latencies) / elapsed
-    print(f"skillc serve, loopback: {len(latencies)} tools/call searchDrinks from {opts.clients} clients")
-    print(f"  completed {len(latencies) - len(failures)}, failed {len(failures)}, lost {opts.calls - len(latencies)}")
+    print(f"skillc serve, loopback, {kind} clients: {len(latencies)} tools/call searchDrinks from {clients} clients")
+    print(f"  completed {len(latencies) - len(failures)}, failed {len(failures)}, lost {calls - len(latencies)}")
     worst = latencies[-1]
     print(f"  {rate:.0f} calls/s over {elapsed:.2f} s; latency p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {worst:.1f} ms")
     rate_ratio, p99_ratio = rate / TARGET_RATE, p99 / TARGET_P99_MS
@@ -112,7 +114,39 @@ def main() -> None:
     )
     for failure in failures[:5]:
         print("  failure:", failure)
-    sys.exit(1 if failures or len(latencies) != opts.calls else 0)
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated: legacy, apps, plain")
+    opts = parser.parse_args()
+    kinds = [k.strip() for k in opts.kinds.split(",") if k.strip()]
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown:
+        parser.error(f"unknown kinds: {', '.join(unknown)} (choose from {', '.join(KINDS)})")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    bad = False
+    rates: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as state:
+        command = [sys.executable, "-m", "skillc", "serve", str(COFFEE), "--port", str(port), "--state-dir", state]
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_ready(url, proc)
+            for kind in kinds:
+                asyncio.run(load(kind, url, 100, opts.clients))  # warm-up: compiled code, connections, sqlite pages
+                latencies, failures, elapsed = asyncio.run(load(kind, url, opts.calls, opts.clients))
+                rates[kind] = report(kind, opts.clients, opts.calls, latencies, failures, elapsed)
+                bad = bad or bool(failures) or len(latencies) != opts.calls
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    if "plain" in rates and "apps" in rates:
+        print(f"  no card vs card (plain / apps): {rates['plain'] / rates['apps']:.2f}x the calls/s")
+    sys.exit(1 if bad else 0)
 
 
 if __name__ == "__main__":
