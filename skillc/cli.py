@@ -897,8 +897,30 @@ def _server_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+# The options that only mean something to the HTTP transport: given with --stdio, a usage error.
+_HTTP_ONLY = {
+    "host": "--host",
+    "port": "--port",
+    "dns_rebinding_protection": "--[no-]dns-rebinding-protection",
+    "allowed_hosts": "--allowed-host",
+    "allowed_origins": "--allowed-origin",
+}
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    from click.core import ParameterSource
+
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
 @main.command()
 @_server_options
+@click.option(
+    "--stdio",
+    is_flag=True,
+    help="Serve over stdin/stdout (the MCP stdio transport) instead of HTTP: JSON-RPC on stdout, "
+    "every other line on stderr; closing stdin stops the server. Not with --host/--port.",
+)
 @click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking (tests, trusted setups).")
 @click.option(
     "--approve",
@@ -917,6 +939,19 @@ def _server_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
 @_width_option("The card width in px (750rpx).")
 @click.option(
+    "--strict-output",
+    is_flag=True,
+    help="Advertise each tool's outputSchema and enforce it: a result that breaks it becomes an isError result. "
+    "Without it, outputSchema is not advertised and a mismatch is a warning in the result's _meta and in the log.",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="The request log on stderr, one line per request: readable text, or one JSON object per line.",
+)
+@click.option(
     "--dns-rebinding-protection/--no-dns-rebinding-protection",
     default=True,
     show_default=True,
@@ -924,17 +959,22 @@ def _server_options(f: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option("--allowed-host", "allowed_hosts", multiple=True, help="Another accepted Host header, e.g. my.box:8765.")
 @click.option("--allowed-origin", "allowed_origins", multiple=True, help="Another accepted Origin, e.g. https://x.y.")
+@click.pass_context
 def serve(
+    ctx: click.Context,
     paths: tuple[Path, ...],
     host: str,
     port: int,
     state_dir: Path | None,
+    stdio: bool,
     approve_all: bool,
     approve: tuple[str, ...],
     no_elicit: bool,
     timeout_s: float | None,
     allow_hosts: tuple[str, ...],
     width: int,
+    strict_output: bool,
+    log_format: str,
     dns_rebinding_protection: bool,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
@@ -943,22 +983,41 @@ def serve(
 
     PATHS are skill folders or mini-program project folders. The server speaks Streamable HTTP
     (stateless, JSON responses) at http://HOST:PORT/mcp, both the 2026-07-28 protocol and the
-    2025 initialize handshake. L3/L4 APIs ask for the user's consent by elicitation where the
-    client supports it, else are refused unless approved with --approve / --approve-all.
-    See docs/serve.md.
+    2025 initialize handshake; a browser opening that URL (or /) gets a page that says how to
+    connect. With --stdio it speaks the MCP stdio transport instead (for clients that start their
+    servers themselves). L3/L4 APIs ask for the user's consent by elicitation where the client
+    supports it, else are refused unless approved with --approve / --approve-all. Each request
+    is one line on stderr (--log-format). See docs/serve.md.
 
     \b
     Example:
       skillc serve examples/coffee-skill --port 8765
       skillc serve skill-a skill-b --approve confirmOrder --state-dir /tmp/state
+      skillc serve --stdio examples/coffee-skill
     """
-    import uvicorn
+    if stdio:
+        given = [flag for name, flag in _HTTP_ONLY.items() if _given(ctx, name)]
+        if given:
+            click.echo(
+                f"skillc: error: {', '.join(given)} {'is an HTTP option' if len(given) == 1 else 'are HTTP options'}"
+                " and cannot be given with --stdio (which serves over stdin/stdout)",
+                err=True,
+            )
+            sys.exit(EXIT_USAGE)
+
+    from skillc.server.stdio import guard_stdio
+
+    wire = guard_stdio() if stdio else None  # from here on, only JSON-RPC reaches the real stdout
 
     from skillc.ir.viewport import Viewport
     from skillc.runtime.config import RuntimeConfig, default_state_dir
+    from skillc.server import request_log
     from skillc.server.consent import ConsentPolicy
-    from skillc.server.runner import ServeOptions, prepare, uvicorn_config
+    from skillc.server.runner import ServeOptions, endpoint_url, prepare, serve_foreground
 
+    request_log.configure("json" if log_format == "json" else "text", sys.stderr)
+    if not stdio:
+        port = _probe_port(host, port)  # a busy port is a usage error before the slow start
     runtime = RuntimeConfig(state_dir=state_dir or default_state_dir(), allowed_hosts=allow_hosts)
     if timeout_s is not None:
         runtime = runtime.model_copy(update={"timeout_s": timeout_s})
@@ -972,8 +1031,9 @@ def serve(
         dns_rebinding_protection=dns_rebinding_protection,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
+        strict_output=strict_output,
     )
-    prepared = prepare(options)
+    prepared = prepare(options, lambda s: click.echo(f"loading {s.package.name} ({s.display})...", err=True))
     if prepared.diagnostics:
         click.echo(render_text(prepared.diagnostics), err=True, nl=False)
     catalogue = prepared.server.catalogue
@@ -995,10 +1055,12 @@ def serve(
     for skill in catalogue.skills:
         tools = [a.tool_name for a in catalogue.apis.values() if a.skill == skill.package.name]
         click.echo(f"serving {skill.package.name} ({skill.display}): {', '.join(tools)}", err=True)
-    port = _probe_port(host, port)
-    shown = f"[{host}]" if ":" in host else host
-    click.echo(f"MCP endpoint: http://{shown}:{port}/mcp", err=True)
-    uvicorn.Server(uvicorn_config(prepared, host, port)).run()
+    if stdio:
+        from skillc.server.stdio import STDIO_BANNER, run_stdio
+
+        stopped_by = run_stdio(prepared.server, wire, lambda: click.echo(STDIO_BANNER, err=True))
+        sys.exit(EXIT_OK if stopped_by is None else 128 + stopped_by)
+    serve_foreground(prepared, host, port, lambda h, p: click.echo(f"MCP endpoint: {endpoint_url(h, p)}", err=True))
 
 
 @main.command()

@@ -115,7 +115,9 @@ def test_card_view_renders_taps_and_follows_up(page: Any, coffee_server: ServeHa
         {"name": "confirmOrder", "arguments": {"drinkId": "d02", "quantity": 1}}
     ]
     (context,) = [m["params"] for m in log if m.get("method") == "ui/update-model-context"]
-    assert context["content"][0]["text"].startswith('On the coffee-skill card the user said: "我要一杯燕麦拿铁 Oat Latte"')
+    assert context["content"][0]["text"].startswith(
+        'On the coffee-skill card the user said: "我要一杯燕麦拿铁 Oat Latte"'
+    )
     assert "confirmOrder" in context["content"][0]["text"] and "failed" in context["content"][0]["text"]
     # This server approves nothing: the refusal is shown in the card area, below the card.
     refusal = frame.locator('.skillc-slot[data-kind="error"]')

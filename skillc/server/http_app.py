@@ -4,6 +4,15 @@ The SDK's session manager must run inside the application's lifespan; Starlette 
 mounted app's lifespan, so the app below runs it itself. The SDK answers no CORS preflight
 (OPTIONS is a 405), and Starlette's CORSMiddleware answers 200; browsers accept both, but the
 spec'd answer to a preflight is 204, so a small wrapper answers it.
+
+A browser (``GET`` whose Accept names text/html and not text/event-stream) gets the info page
+(skillc.server.info_page) at ``/mcp`` and at ``/``; the DNS-rebinding guard applies to it too.
+
+Two session managers serve the one MCP server. 2025-era requests get JSON responses, as
+before. A 2026-07-28 request goes to a manager without the JSON-only setting: its answer is still
+one JSON document unless the call emits a notification (the console lines a client asked for
+with the ``logLevel`` ``_meta`` key), which the JSON-only mode would drop; then it is an event
+stream that carries the notifications and the result.
 """
 
 from __future__ import annotations
@@ -13,11 +22,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from skillc.server.info_page import HEADERS, render_info_page, wants_page
 from skillc.server.skill_server import SkillServer
 
 MCP_PATH = "/mcp"
@@ -77,19 +90,68 @@ class Cors:
         await self.app(scope, receive, with_cors)
 
 
+class InfoPage:
+    """The info page as an ASGI app; the endpoint URL is the one the browser used (its Host)."""
+
+    def __init__(self, server: SkillServer, security: TransportSecuritySettings) -> None:
+        self.server = server
+        self.guard = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        response: Response | None = await self.guard.validate_request(request, is_post=False)
+        if response is None:
+            host = request.headers.get("host") or _server_host(scope)
+            endpoint = f"{scope.get('scheme', 'http')}://{host}{MCP_PATH}"
+            response = HTMLResponse(render_info_page(self.server.catalogue, endpoint), headers=HEADERS)
+        await response(scope, receive, send)
+
+
+class McpOrPage:
+    """``/mcp``: the info page for a browser's GET, the Streamable HTTP endpoint for everything else
+    (``modern`` for a request that names a 2026-era protocol version, ``legacy`` for the rest)."""
+
+    def __init__(self, legacy: ASGIApp, modern: ASGIApp, page: InfoPage) -> None:
+        self.legacy = legacy
+        self.modern = modern
+        self.page = page
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = scope.get("headers", [])
+        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+            accept = ", ".join(v.decode("latin-1") for k, v in headers if k.lower() == b"accept")
+            if wants_page(accept):
+                await self.page(scope, receive, send)
+                return
+        version = next((v.decode("latin-1").strip() for k, v in headers if k.lower() == b"mcp-protocol-version"), "")
+        # The SDK routes the same way: no version or a handshake version is the 2025 path.
+        modern = bool(version) and version not in HANDSHAKE_PROTOCOL_VERSIONS
+        await (self.modern if modern else self.legacy)(scope, receive, send)
+
+
+def _server_host(scope: Scope) -> str:
+    host, port = scope.get("server") or ("127.0.0.1", 80)
+    return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
+
+
 def build_app(server: SkillServer, security: TransportSecuritySettings) -> Cors:
     manager = StreamableHTTPSessionManager(
         app=server.server, stateless=True, json_response=True, security_settings=security
     )
+    streaming = StreamableHTTPSessionManager(
+        app=server.server, stateless=True, json_response=False, security_settings=security
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
-        async with manager.run():
+        async with manager.run(), streaming.run():
             try:
                 yield
             finally:
                 await server.close()
 
-    endpoint = StreamableHTTPASGIApp(manager)
-    app = Starlette(routes=[Route(MCP_PATH, endpoint=endpoint)], lifespan=lifespan)
+    page = InfoPage(server, security)
+    endpoint = McpOrPage(StreamableHTTPASGIApp(manager), StreamableHTTPASGIApp(streaming), page)
+    routes = [Route(MCP_PATH, endpoint=endpoint), Route("/", endpoint=page, methods=["GET", "HEAD"])]
+    app = Starlette(routes=routes, lifespan=lifespan)
     return Cors(app)

@@ -1,13 +1,16 @@
 """Run the server with uvicorn: in the foreground (``skillc serve``) or on a thread (tests, benchmarks).
 
-Binding port 0 picks a free port; :attr:`ServeHandle.url` tells which one.
+Binding port 0 picks a free port; :attr:`ServeHandle.url` tells which one. ``skillc serve
+--stdio`` serves the same :class:`SkillServer` over stdin/stdout instead (skillc.server.stdio).
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +20,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from skillc.diagnostics import Diagnostic
 from skillc.ir.viewport import Viewport
 from skillc.runtime.config import RuntimeConfig
-from skillc.server.catalog import build_catalogue, load_paths
+from skillc.server.catalog import LoadedSkill, build_catalogue, load_paths
 from skillc.server.consent import ConsentPolicy
 from skillc.server.http_app import MCP_PATH, build_app, security_settings
 from skillc.server.skill_server import SkillServer
@@ -34,6 +37,8 @@ class ServeOptions:
     dns_rebinding_protection: bool = True
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    # Advertise each tool's outputSchema and turn a result that breaks it into an isError result.
+    strict_output: bool = False
 
 
 @dataclass
@@ -43,12 +48,23 @@ class Prepared:
     diagnostics: list[Diagnostic]
 
 
-def prepare(options: ServeOptions) -> Prepared:
-    """Load the skills and build the server (nothing listens yet)."""
+def prepare(options: ServeOptions, progress: Callable[[LoadedSkill], object] | None = None) -> Prepared:
+    """Load the skills and build the server (nothing listens yet).
+
+    ``progress`` hears of each skill about to be served before the slow part (each skill's
+    QuickJS runtime boots and loads its index.js), so a command line can say what it waits for.
+    """
     skills, diagnostics = load_paths(list(options.paths))
     config = options.runtime or RuntimeConfig()
     catalogue = build_catalogue(skills, config)
-    server = SkillServer(catalogue, config, consent=options.consent, viewport=options.viewport)
+    server = SkillServer(
+        catalogue,
+        config,
+        consent=options.consent,
+        viewport=options.viewport,
+        strict_output=options.strict_output,
+        progress=progress,
+    )
     security = security_settings(options.dns_rebinding_protection, options.allowed_hosts, options.allowed_origins)
     return Prepared(server, security, diagnostics + catalogue.diagnostics)
 
@@ -64,12 +80,45 @@ def uvicorn_config(prepared: Prepared, host: str, port: int) -> uvicorn.Config:
     )
 
 
+class ListeningServer(uvicorn.Server):
+    """uvicorn's server, telling ``on_listening`` once it listens (lifespan done, sockets bound)."""
+
+    def __init__(self, config: uvicorn.Config, on_listening: Callable[[str, int], object] | None) -> None:
+        super().__init__(config)
+        self._on_listening = on_listening
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and not self.should_exit and self._on_listening is not None:
+            self._on_listening(self.config.host, bound_port(self))
+
+
+def bound_port(server: uvicorn.Server) -> int:
+    """The port a started uvicorn server listens on (what ``--port 0`` picked)."""
+    sockets = [s for srv in server.servers for s in srv.sockets]
+    return int(sockets[0].getsockname()[1]) if sockets else int(server.config.port)
+
+
+def endpoint_url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{MCP_PATH}"
+
+
+def serve_foreground(prepared: Prepared, host: str, port: int, on_listening: Callable[[str, int], object]) -> None:
+    """Serve until Ctrl-C / SIGTERM; ``on_listening(host, port)`` runs once the socket listens.
+
+    A port uvicorn cannot bind ends the process with uvicorn's error (exit 1) before
+    ``on_listening``; ``skillc serve`` probes the port first to say so as a usage error.
+    """
+    ListeningServer(uvicorn_config(prepared, host, port), on_listening).run()
+
+
 class ServeHandle:
     """A server on a background thread. ``with ServeHandle.start(options) as h: h.url``."""
 
     def __init__(self, prepared: Prepared, host: str, port: int) -> None:
         self.prepared = prepared
-        self._server = uvicorn.Server(uvicorn_config(prepared, host, port))
+        self._server: uvicorn.Server = ListeningServer(uvicorn_config(prepared, host, port), None)
         self._thread = threading.Thread(target=self._run, name="skillc-serve", daemon=True)
         self.host = host
         self.port = port
@@ -84,8 +133,7 @@ class ServeHandle:
                 handle.stop()
                 raise RuntimeError(f"the server did not start on {options.host}:{options.port}")
             time.sleep(0.01)
-        sockets = [s for srv in handle._server.servers for s in srv.sockets]
-        handle.port = int(sockets[0].getsockname()[1])
+        handle.port = bound_port(handle._server)
         return handle
 
     def _run(self) -> None:
@@ -93,8 +141,7 @@ class ServeHandle:
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}{MCP_PATH}"
+        return endpoint_url(self.host, self.port)
 
     def stop(self) -> None:
         self._server.should_exit = True

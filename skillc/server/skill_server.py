@@ -55,7 +55,7 @@ from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ConsoleEntry
-from skillc.server.catalog import Catalogue
+from skillc.server.catalog import Catalogue, LoadedSkill
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
 from skillc.server.registry import ToolRegistry, ToolResult, ToolSpec, error_result
 from skillc.server.request_log import Outcome, RequestRecord, emit
@@ -112,6 +112,7 @@ class SkillServer:
 
     ``strict_output``: advertise each tool's outputSchema and turn a result that breaks it into an
     ``isError`` result; otherwise the schema is not advertised and a mismatch is a warning.
+    ``progress`` hears of each skill just before its runtime boots (the slow part of start-up).
     """
 
     def __init__(
@@ -122,6 +123,7 @@ class SkillServer:
         consent: ConsentPolicy | None = None,
         viewport: Viewport | None = None,
         strict_output: bool = False,
+        progress: Callable[[LoadedSkill], object] | None = None,
     ) -> None:
         self.catalogue = catalogue
         self.consent = consent or ConsentPolicy()
@@ -130,6 +132,8 @@ class SkillServer:
         self._skills: dict[str, _Skill] = {}
         for loaded in list(catalogue.skills):
             name = loaded.package.name
+            if progress is not None:
+                progress(loaded)
             runtime = ApiRuntime(loaded.package, config)
             refusal = _load_refusal(runtime, loaded.display)
             if refusal is not None:
