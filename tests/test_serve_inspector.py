@@ -18,15 +18,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from skillc.runtime.config import RuntimeConfig
-from skillc.server.runner import ServeHandle, ServeOptions
+from skillc.server.runner import ServeHandle
 from tests.conftest import COFFEE, require
+from tests.test_server import coffee_server
+
+__all__ = ["coffee_server"]  # the module-scoped coffee server of test_server.py
 
 SKILL_MD_URI = "skill://coffee-skill/SKILL.md"
 
@@ -39,28 +40,20 @@ def inspector(peers_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
-    state = tmp_path_factory.mktemp("inspector-http-state")
-    options = ServeOptions(paths=(COFFEE,), port=0, runtime=RuntimeConfig(state_dir=state))
-    with ServeHandle.start(options) as handle:
-        yield handle
-
-
-@pytest.fixture(scope="module")
 def stdio_command(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     state = tmp_path_factory.mktemp("inspector-stdio-state")
     return [sys.executable, "-m", "skillc", "serve", "--stdio", str(COFFEE.resolve()), "--state-dir", str(state)]
 
 
 @pytest.fixture(params=["stdio", "http"])
-def ask(request: pytest.FixtureRequest, inspector: Path, stdio_command: list[str], http_server: ServeHandle) -> Any:
+def ask(request: pytest.FixtureRequest, inspector: Path, stdio_command: list[str], coffee_server: ServeHandle) -> Any:
     """``ask(method, *options)``: the Inspector's JSON answer, over the transport of the test."""
 
     def run(method: str, *options: str) -> dict[str, Any]:
         if request.param == "stdio":
             command = [str(inspector), "--cli", *stdio_command, "--method", method, *options]
         else:
-            command = [str(inspector), "--cli", http_server.url, "--transport", "http", "--method", method, *options]
+            command = [str(inspector), "--cli", coffee_server.url, "--transport", "http", "--method", method, *options]
         done = subprocess.run(
             command,
             cwd=inspector.resolve().parent,  # build/: see the module docstring

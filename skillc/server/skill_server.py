@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
     CallToolRequestParams,
+    CallToolResult,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
@@ -412,24 +413,31 @@ class SkillServer:
 
     async def _card_event(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
         args = CardEventArgs.parse(params.arguments)
-        if isinstance(args, str):
-            return error_result(args)
-        name = await self._skill_of_card(args.card_id)
-        if name is None:
-            return error_result(f"no card {args.card_id} is known to this server")
-        outcome = await self._skills[name].cards.event(args.card_id, args.node_id, args.event, args.detail)
-        self.observe(name, "card-vm", outcome.console)
+        found = await self._card_skill_for(args)
+        if isinstance(found, CallToolResult):
+            return found
+        assert isinstance(args, CardEventArgs)
+        outcome = await self._skills[found].cards.event(args.card_id, args.node_id, args.event, args.detail)
+        self.observe(found, "card-vm", outcome.console)
         return with_console(event_result(outcome), [("card-vm", outcome.console)])
 
     async def _card_view(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
         args = CardViewArgs.parse(params.arguments)
+        found = await self._card_skill_for(args)
+        if isinstance(found, CallToolResult):
+            return found
+        assert isinstance(args, CardViewArgs)
+        outcome = await self._skills[found].cards.restyle(
+            args.card_id, color_scheme=args.color_scheme, width=args.width
+        )
+        return event_result(outcome)
+
+    async def _card_skill_for(self, args: CardEventArgs | CardViewArgs | str) -> str | CallToolResult:
+        """The skill of the card an app-only call names, or the error result it answers with."""
         if isinstance(args, str):
             return error_result(args)
         name = await self._skill_of_card(args.card_id)
-        if name is None:
-            return error_result(f"no card {args.card_id} is known to this server")
-        outcome = await self._skills[name].cards.restyle(args.card_id, color_scheme=args.color_scheme, width=args.width)
-        return event_result(outcome)
+        return name if name is not None else error_result(f"no card {args.card_id} is known to this server")
 
     async def _skill_of_card(self, card_id: str) -> str | None:
         name = self._card_skill.get(card_id)

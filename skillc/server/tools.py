@@ -134,17 +134,27 @@ class CardEventArgs(BaseModel):
             )
 
 
+def _app_only_tool(name: str, title: str, description: str, args: type[BaseModel], *, read_only: bool) -> Tool:
+    """A tool only card views call (``visibility: ["app"]``): hosts hide it from the model."""
+    return Tool(
+        name=name,
+        title=title,
+        description=description + " Called by the card view, never by the model.",
+        input_schema=args.model_json_schema(by_alias=True),
+        output_schema=output_schema(CardEventView),
+        annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=False, open_world_hint=False),
+        _meta={"ui": {"visibility": ["app"]}},
+    )
+
+
 def card_event_tool() -> Tool:
     """The app-only tool a card view calls when the user taps: runs the event in the Component VM."""
-    return Tool(
-        name=CARD_EVENT_TOOL,
-        title="Card event",
-        description="Deliver a user event (tap) on a skill card to its component; returns Render IR patches. "
-        "Called by the card view, never by the model.",
-        input_schema=CardEventArgs.model_json_schema(by_alias=True),
-        output_schema=output_schema(CardEventView),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
-        _meta={"ui": {"visibility": ["app"]}},
+    return _app_only_tool(
+        CARD_EVENT_TOOL,
+        "Card event",
+        "Deliver a user event (tap) on a skill card to its component; returns Render IR patches.",
+        CardEventArgs,
+        read_only=False,
     )
 
 
@@ -171,13 +181,10 @@ class CardViewArgs(BaseModel):
 def card_view_tool() -> Tool:
     """The app-only tool a card view calls when the host's theme or container width differs from
     the card's: the card is rendered again (no component code runs) and comes back whole."""
-    return Tool(
-        name=CARD_VIEW_TOOL,
-        title="Card view",
-        description="Render a skill card again for the host's colour scheme or container width; returns a "
-        "replaceRoot patch. Called by the card view, never by the model.",
-        input_schema=CardViewArgs.model_json_schema(by_alias=True),
-        output_schema=output_schema(CardEventView),
-        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
-        _meta={"ui": {"visibility": ["app"]}},
+    return _app_only_tool(
+        CARD_VIEW_TOOL,
+        "Card view",
+        "Render a skill card again for the host's colour scheme or container width; returns a replaceRoot patch.",
+        CardViewArgs,
+        read_only=True,
     )
