@@ -229,7 +229,14 @@ def test_serve_does_not_advertise_a_skill_whose_index_js_cannot_load(
     server = prepared.server
     try:
         tools = asyncio.run(server.list_tools(None, None))  # type: ignore[arg-type]
-        assert sorted(t.name for t in tools.tools) == ["greet", "showBroken", "showOk", "skillc_card_event", "total"]
+        assert sorted(t.name for t in tools.tools) == [
+            "greet",
+            "showBroken",
+            "showOk",
+            "skillc_card_event",
+            "skillc_card_view",
+            "total",
+        ]
         assert [s.package.name for s in server.catalogue.skills] == ["helper-skill"]
         [refusal] = [d for d in prepared.diagnostics if d.code == "SRV004"]
         assert where(refusal) == (
