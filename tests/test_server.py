@@ -388,7 +388,7 @@ def test_typescript_sdk_client(coffee_server: ServeHandle, node_bin: str, peers_
     assert names == ["searchDrinks", "confirmOrder", "payOrder", "skillc_card_event", "skillc_card_view"]
     assert out["tools"][0]["annotations"] == {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
     assert out["call"]["isError"] is False and out["call"]["total"] == 3
-    assert out["call"]["metaKeys"] == ["skillc/card", "skillc/console"]
+    assert out["call"]["metaKeys"] == ["skillc/card", "skillc/console", "skillc/events"]
     assert out["bad"] == {
         "isError": True,
         "text": "invalid arguments for searchDrinks: /limit: 0 is less than the minimum of 1.",

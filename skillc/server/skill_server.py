@@ -10,7 +10,11 @@ concurrently on their worker threads.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import json
 import logging
+import secrets
 import time
 import uuid
 import warnings
@@ -36,6 +40,7 @@ from mcp_types import (
     InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
+    ListResourceTemplatesResult,
     ListToolsResult,
     LoggingLevel,
     PaginatedRequestParams,
@@ -44,6 +49,7 @@ from mcp_types import (
     ReadResourceRequestParams,
     ReadResourceResult,
     Resource,
+    ResourceTemplate,
     SetLevelRequestParams,
     TextContent,
     TextResourceContents,
@@ -56,8 +62,17 @@ from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ConsoleEntry
+from skillc.server.call_trace import CallTrace
 from skillc.server.catalog import Catalogue, LoadedSkill
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
+from skillc.server.events import (
+    EVENTS_URI_TEMPLATE,
+    EventHub,
+    EventLimits,
+    EventUriError,
+    events_uri,
+    parse_events_uri,
+)
 from skillc.server.registry import ToolRegistry, ToolResult, ToolSpec, error_result
 from skillc.server.request_log import Outcome, RequestRecord, emit
 from skillc.server.results import call_result, event_result, wire_safe, with_console
@@ -85,6 +100,7 @@ _LOG_LEVEL: dict[str, LoggingLevel] = {"debug": "debug", "log": "info", "info": 
 _LEVELS: tuple[LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _RUN_REFUSED = "RUN019"  # an L3/L4 call without consent
 _RUN_OUTPUT = "RUN016"  # structuredContent breaks the outputSchema
+EVENTS_META = "skillc/events"  # the events:// URI of the caller's session, in every tool result
 
 
 @dataclass
@@ -100,6 +116,7 @@ class _Skill:
 class _Answer:
     """What the request log says about a tools/call beyond the result itself."""
 
+    trace: CallTrace
     outcome: Outcome = "ok"
     skill: str | None = None
     detail: str | None = None
@@ -114,6 +131,7 @@ class SkillServer:
     ``strict_output``: advertise each tool's outputSchema and turn a result that breaks it into an
     ``isError`` result; otherwise the schema is not advertised and a mismatch is a warning.
     ``progress`` hears of each skill just before its runtime boots (the slow part of start-up).
+    ``events`` bounds the session event buffers (``events://session/<id>``).
     """
 
     def __init__(
@@ -125,11 +143,14 @@ class SkillServer:
         viewport: Viewport | None = None,
         strict_output: bool = False,
         progress: Callable[[LoadedSkill], object] | None = None,
+        events: EventLimits | None = None,
     ) -> None:
         self.catalogue = catalogue
         self.consent = consent or ConsentPolicy()
         self.strict_output = strict_output
         self.session_id = f"serve-{uuid.uuid4().hex[:16]}"
+        self.events = EventHub(events)
+        self._session_key = secrets.token_bytes(32)
         self._skills: dict[str, _Skill] = {}
         for loaded in list(catalogue.skills):
             name = loaded.package.name
@@ -175,6 +196,7 @@ class SkillServer:
             on_list_tools=self._logged("tools/list", self.list_tools),
             on_call_tool=self.call_tool,
             on_list_resources=self._logged("resources/list", self.list_resources),
+            on_list_resource_templates=self._logged("resources/templates/list", self.list_resource_templates),
             on_read_resource=self._logged("resources/read", self.read_resource),
             on_list_prompts=self._logged("prompts/list", self.list_prompts),
             on_get_prompt=self._logged("prompts/get", self.get_prompt),
@@ -221,6 +243,17 @@ class SkillServer:
         self, _ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
     ) -> ReadResourceResult:
         uri = str(params.uri)
+        try:
+            query = parse_events_uri(uri)
+        except EventUriError as err:
+            raise MCPError(INVALID_PARAMS, f"Bad events URI: {err}", {"uri": uri}) from None
+        if query is not None:
+            # A session's events are readable only from that session: another id reads as unknown.
+            if not hmac.compare_digest(query.session_id, self.session_of(_ctx)):
+                raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+            page = self.events.page(query)
+            text = json.dumps(page.wire(), ensure_ascii=False, separators=(",", ":"))
+            return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=text)])
         doc = next((s.doc for s in self._skills.values() if s.doc.uri == uri), None)
         if doc is not None:
             return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type=SKILL_MD_MIME, text=doc.text)])
@@ -236,6 +269,30 @@ class SkillServer:
             uri=uri, mime_type=APP_MIME_TYPE, text=view_html(skill, path, uri), _meta={"ui": ui}
         )
         return ReadResourceResult(contents=[contents])
+
+    async def list_resource_templates(
+        self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
+        events = ResourceTemplate(
+            uri_template=EVENTS_URI_TEMPLATE,
+            name="session-events",
+            title="Session events",
+            description="What ran for this client: console lines, trace (calls, consent, cards) and tool calls, "
+            "paged by cursor; every tool result names its session's URI in _meta['skillc/events'].",
+            mime_type="application/json",
+        )
+        return ListResourceTemplatesResult(resource_templates=[events])
+
+    def session_of(self, ctx: ServerRequestContext[Any]) -> str:
+        """The event session of a request: a keyed digest of the client's own description (its
+        clientInfo, and ``_meta["skillc/session"]`` when a client wants sessions of its own), so a
+        client always lands in its session and cannot name another's without the server key."""
+        client = ctx.session.client_params
+        info = client.client_info.model_dump(mode="json") if client is not None and client.client_info else None
+        meta = ctx.meta or {}
+        chosen = meta.get("skillc/session") if isinstance(meta, dict) else None
+        seed = json.dumps([info, chosen if isinstance(chosen, str) else None], sort_keys=True, ensure_ascii=False)
+        return "s-" + hmac.new(self._session_key, seed.encode(), hashlib.sha256).hexdigest()[:32]
 
     async def list_prompts(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
@@ -267,7 +324,10 @@ class SkillServer:
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
         started = time.perf_counter()
-        answer = _Answer()
+        request_id = str(ctx.request_id) if ctx.request_id is not None else None
+        trace = CallTrace(self.events, self.session_of(ctx), request_id, params.name)
+        trace.started(params.arguments or {})
+        answer = _Answer(trace)
         token = _ANSWER.set(answer)
         try:
             result = wire_safe(await self.tools.call(ctx, params))
@@ -280,10 +340,16 @@ class SkillServer:
             first = next((b.text for b in result.content if isinstance(b, TextContent) and b.text), "")
             if first and answer.detail is None:
                 answer.detail = first.splitlines()[0][:200]
+        ms = (time.perf_counter() - started) * 1000
+        trace.finished(ms, answer.outcome, answer.detail)
+        if isinstance(result, CallToolResult):
+            meta = dict(result.meta or {})
+            meta[EVENTS_META] = events_uri(trace.session_id)
+            result = result.model_copy(update={"meta": meta})
         emit(
             RequestRecord(
                 "tools/call",
-                (time.perf_counter() - started) * 1000,
+                ms,
                 answer.outcome,
                 tool=params.name,
                 skill=answer.skill,
@@ -338,6 +404,9 @@ class SkillServer:
         approve = False  # only consulted for L3/L4
         if api.risk.needs_approval:
             decision = self._consent(ctx, api, arguments, params)
+            if answer is not None:
+                asked = isinstance(decision, InputRequiredResult)
+                answer.trace.consent("asked" if asked else "given" if decision else "refused", api.risk.value)
             if isinstance(decision, InputRequiredResult):
                 return decision
             approve = decision
@@ -347,6 +416,10 @@ class SkillServer:
         self.observe(api.skill, "api-vm", outcome.api.console)
         self.observe(api.skill, "card-vm", outcome.console)
         await self._log_console(ctx, api.skill, [("api-vm", outcome.api.console), ("card-vm", outcome.console)])
+        if answer is not None:
+            answer.trace.console("api-vm", outcome.api.console)
+            answer.trace.console("card-vm", outcome.console)
+            answer.trace.call(outcome)
         if outcome.card is not None:
             self._card_skill[outcome.card.card_id] = api.skill
         codes = {d.code for d in outcome.api.diagnostics}
@@ -419,6 +492,10 @@ class SkillServer:
         assert isinstance(args, CardEventArgs)
         outcome = await self._skills[found].cards.event(args.card_id, args.node_id, args.event, args.detail)
         self.observe(found, "card-vm", outcome.console)
+        answer = _ANSWER.get(None)
+        if answer is not None:
+            answer.trace.console("card-vm", outcome.console)
+            answer.trace.event(outcome, args.event, args.node_id)
         return with_console(event_result(outcome), [("card-vm", outcome.console)])
 
     async def _card_view(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:

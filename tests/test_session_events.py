@@ -1,0 +1,256 @@
+"""The session event buffer: events://session/<id> paged by cursor (skillc.server.events), fed by
+`skillc serve` (console lines, trace, tool calls) and read over real HTTP with the SDK client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import Implementation
+
+from skillc.runtime.config import RuntimeConfig
+from skillc.server.consent import ConsentPolicy
+from skillc.server.events import EventHub, EventLimits, EventQuery, EventUriError, parse_events_uri
+from skillc.server.runner import ServeHandle, ServeOptions
+from tests.conftest import COFFEE
+from tests.test_server import apps_client
+
+# -- the buffer -------------------------------------------------------------------------------------
+
+
+def _fill(hub: EventHub, n: int, session: str = "s") -> None:
+    for i in range(n):
+        hub.append(session, "api-vm", "console", "info", f"line {i + 1}")
+
+
+def test_pages_follow_the_cursor_without_duplicates_or_gaps() -> None:
+    hub = EventHub()
+    _fill(hub, 5)
+    first = hub.page(EventQuery("s", cursor=0, limit=2))
+    assert [e.id for e in first.events] == [1, 2] and first.next_cursor == 2
+    _fill(hub, 2)  # more arrive between polls
+    second = hub.page(EventQuery("s", cursor=first.next_cursor, limit=100))
+    assert [e.id for e in second.events] == [3, 4, 5, 6, 7] and second.next_cursor == 7
+    empty = hub.page(EventQuery("s", cursor=second.next_cursor))
+    assert empty.events == [] and empty.next_cursor == 7  # nothing new: the cursor stays
+    assert (empty.oldest_cursor, empty.newest_cursor, empty.retained_count, empty.dropped_count) == (1, 7, 7, 0)
+    assert [e.message for e in second.events] == ["line 3", "line 4", "line 5", "line 1", "line 2"]
+
+
+def test_drain_removes_what_it_returned() -> None:
+    hub = EventHub()
+    _fill(hub, 4)
+    drained = hub.page(EventQuery("s", cursor=0, limit=3, drain=True))
+    assert [e.id for e in drained.events] == [1, 2, 3]
+    assert (drained.retained_count, drained.dropped_count, drained.oldest_cursor) == (1, 3, 4)
+    rest = hub.page(EventQuery("s", cursor=0))
+    assert [e.id for e in rest.events] == [4]  # ids are never reused
+
+
+def test_the_bound_holds_under_ten_thousand_events() -> None:
+    hub = EventHub(EventLimits(max_events=1000))
+    _fill(hub, 10_000)
+    page = hub.page(EventQuery("s", cursor=0, limit=1000))
+    assert (page.retained_count, page.dropped_count) == (1000, 9000)
+    assert (page.oldest_cursor, page.newest_cursor) == (9001, 10_000)
+    assert page.events[0].id == 9001  # a cursor before the oldest: the gap is visible, nothing repeats
+
+
+def test_a_long_message_is_cut_at_a_character_boundary() -> None:
+    hub = EventHub(EventLimits(max_message_bytes=64))
+    event = hub.append("s", "api-vm", "console", "info", "咖" * 40)  # 120 bytes of UTF-8
+    assert event.message == "咖" * 21  # 63 bytes: the 22nd character would be cut in half
+    assert event.truncation is not None and event.truncation.wire() == {
+        "original_size": 120,
+        "truncated_size": 63,
+        "max_size": 64,
+    }
+
+
+def test_the_least_recently_written_session_goes_first() -> None:
+    hub = EventHub(EventLimits(max_sessions=2))
+    _fill(hub, 1, "a")
+    _fill(hub, 1, "b")
+    _fill(hub, 1, "a")
+    _fill(hub, 1, "c")
+    assert hub.sessions() == ["a", "c"]
+    assert hub.page(EventQuery("b")).events == []
+
+
+@pytest.mark.parametrize(
+    ("uri", "query"),
+    [
+        ("events://session/s-1", EventQuery("s-1")),
+        ("events://session/s-1?cursor=5&limit=7&drain=true", EventQuery("s-1", 5, 7, True)),
+        ("events://session/s-1?limit=0", EventQuery("s-1", 0, 100)),
+        ("events://session/s-1?limit=99999", EventQuery("s-1", 0, 1000)),
+        ("skill://coffee-skill/SKILL.md", None),
+    ],
+)
+def test_event_uris(uri: str, query: EventQuery | None) -> None:
+    assert parse_events_uri(uri) == query
+
+
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("events://sessions/s-1", "expected events://session/<id>, got events://sessions/s-1"),
+        ("events://session/", "expected events://session/<id>, got events://session/"),
+        ("events://session/a/b", "expected events://session/<id>, got events://session/a/b"),
+        ("events://session/s?cursor=-1", "cursor must be a non-negative integer, got '-1'"),
+        ("events://session/s?since=3", "unknown query parameter 'since' (cursor, limit, drain)"),
+    ],
+)
+def test_bad_event_uris(uri: str, message: str) -> None:
+    with pytest.raises(EventUriError) as err:
+        parse_events_uri(uri)
+    assert str(err.value) == message
+
+
+# -- over HTTP ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
+    options = ServeOptions(
+        paths=(COFFEE,),
+        port=0,
+        runtime=RuntimeConfig(state_dir=tmp_path_factory.mktemp("events-state")),
+        consent=ConsentPolicy(approve=frozenset({"confirmOrder"})),
+    )
+    with ServeHandle.start(options) as handle:
+        yield handle
+
+
+def _client(url: str, name: str) -> Client:
+    return apps_client(url, client_info=Implementation(name=name, version="1.0"))
+
+
+async def _read(client: Client, uri: str) -> dict[str, Any]:
+    read = await client.read_resource(uri)
+    page: dict[str, Any] = json.loads(read.contents[0].text)  # type: ignore[union-attr]
+    return page
+
+
+def test_a_call_s_events_tell_what_ran(server: ServeHandle) -> None:
+    async def session() -> tuple[Any, dict[str, Any], Any]:
+        async with _client(server.url, "trace-reader") as client:
+            templates = await client.list_resource_templates()
+            shown = await client.call_tool("searchDrinks", {"keyword": "latte"})
+            card_id = shown.meta["skillc/card"]["cardId"]
+            await client.call_tool("skillc_card_event", {"cardId": card_id, "nodeId": "0.1.0[d02].1"})
+            await client.call_tool("confirmOrder", {"drinkId": "d02"})
+            await client.call_tool("payOrder", {"orderId": "MB-nope"})
+            return templates, await _read(client, shown.meta["skillc/events"]), card_id
+
+    templates, page, card_id = asyncio.run(session())
+    (template,) = templates.resource_templates
+    assert (template.uri_template, template.mime_type) == (
+        "events://session/{session_id}{?cursor,limit,drain}",
+        "application/json",
+    )
+    lines = [(e["source"], e["stream"], e["level"], e["message"]) for e in page["events"]]
+    assert [e["id"] for e in page["events"]] == list(range(1, len(lines) + 1))
+    assert lines[0] == ("mcp", "tool_call", "info", "tools/call searchDrinks started")
+    assert lines[1] == ("api-vm", "console", "info", lines[1][3]) and lines[1][3].startswith(
+        "[coffee-skill] searchDrinks took"
+    )
+    assert lines[2] == ("trace", "trace", "info", f"card {card_id} rendered (components/drink-list/index)")
+    assert lines[3][3].startswith("tools/call searchDrinks finished: ok in ")
+    messages = [line[3] for line in lines]
+    assert f"card {card_id} tap on 0.1.0[d02].1: onSelect, 2 patches" in messages
+    assert "consent given for confirmOrder (risk L3)" in messages
+    assert "consent refused for payOrder (risk L3)" in messages
+    assert any(m.startswith(f"card {card_id} expired (expirePreviousCards)") for m in messages)
+    refused = next(e for e in page["events"] if e["message"].startswith("tools/call payOrder finished"))
+    assert refused["level"] == "warning" and refused["metadata"]["outcome"] == "refused"
+    assert all(e["session_id"] == page["events"][0]["session_id"] for e in page["events"])
+    assert page["events"][0]["tool_call_id"] is not None
+
+
+def test_polling_while_calls_run_sees_each_event_once(server: ServeHandle) -> None:
+    calls_done = threading.Event()
+
+    async def caller() -> None:
+        async with _client(server.url, "poller") as client:
+            for _ in range(12):
+                await client.call_tool("searchDrinks", {"keyword": "mocha"})
+
+    def run_calls() -> None:
+        try:
+            asyncio.run(caller())
+        finally:
+            calls_done.set()
+
+    async def poll() -> tuple[list[int], int]:
+        async with _client(server.url, "poller") as client:  # the same client: the same session
+            first = await client.call_tool("searchDrinks", {"keyword": "latte"})
+            uri = first.meta["skillc/events"]
+            seen: list[int] = []
+            cursor, polls = 0, 0
+            thread = threading.Thread(target=run_calls)
+            thread.start()
+            while not calls_done.is_set() or polls < 3:
+                page = await _read(client, f"{uri}?cursor={cursor}&limit=5")
+                seen += [e["id"] for e in page["events"]]
+                cursor = page["next_cursor"]
+                polls += 1
+                await asyncio.sleep(0.05)
+            thread.join()
+            while True:  # what arrived after the last poll
+                page = await _read(client, f"{uri}?cursor={cursor}&limit=5")
+                if not page["events"]:
+                    return seen, polls
+                seen += [e["id"] for e in page["events"]]
+                cursor = page["next_cursor"]
+
+    seen, polls = asyncio.run(poll())
+    assert polls >= 3
+    assert seen == list(range(1, len(seen) + 1))  # no duplicate, no gap
+    assert len(seen) >= 13 * 3  # started, console, finished for each of the 13 calls (plus cards)
+
+
+def test_drain_over_http_and_another_session_cannot_read(server: ServeHandle) -> None:
+    async def session() -> tuple[dict[str, Any], dict[str, Any], str]:
+        async with _client(server.url, "drainer") as client:
+            shown = await client.call_tool("searchDrinks", {})
+            uri = shown.meta["skillc/events"]
+            drained = await _read(client, f"{uri}?drain=true&limit=1000")
+            after = await _read(client, uri)
+        async with _client(server.url, "intruder") as other:
+            with pytest.raises(MCPError, match="Unknown resource: events://session/"):
+                await other.read_resource(uri)
+            mine = (await other.call_tool("searchDrinks", {})).meta["skillc/events"]
+        return drained, after, mine
+
+    drained, after, mine = asyncio.run(session())
+    assert drained["events"] and after["events"] == [] and after["retained_count"] == 0
+    assert after["dropped_count"] == len(drained["events"])
+    assert mine != drained["events"][0]["session_id"]
+
+
+def test_a_client_can_ask_for_a_session_of_its_own(server: ServeHandle, tmp_path: Path) -> None:
+    async def session() -> tuple[str, str]:
+        async with Client(server.url, mode="legacy") as client:
+            plain = await client.call_tool("searchDrinks", {})
+            own = await client.call_tool("searchDrinks", {}, meta={"skillc/session": "tab-2"})
+            return plain.meta["skillc/events"], own.meta["skillc/events"]
+
+    plain, own = asyncio.run(session())
+    assert plain != own and plain.startswith("events://session/s-") and own.startswith("events://session/s-")
+
+
+def test_a_bad_events_uri_is_a_protocol_error(server: ServeHandle) -> None:
+    async def session() -> None:
+        async with Client(server.url) as client:
+            with pytest.raises(MCPError, match="Bad events URI: unknown query parameter 'since'"):
+                await client.read_resource("events://session/s-x?since=1")
+
+    asyncio.run(session())
