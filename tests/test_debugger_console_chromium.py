@@ -228,14 +228,17 @@ def test_console_errors_reach_the_agent(debug_server: Running) -> None:
 
 
 def test_the_descriptor_says_a_console_is_connected(debug_server: Running) -> None:
-    async def go() -> Any:
-        async with Client(debug_server.mcp_url) as client:
+    async def go(url: str) -> Any:
+        async with Client(url) as client:
             return await client.read_resource("skillc://debugger/descriptor")
 
-    contents = asyncio.run(go()).contents[0]
+    contents = asyncio.run(go(debug_server.mcp_url)).contents[0]
     descriptor = json.loads(contents.text)
     assert descriptor["state"] == "client_connected"
     assert descriptor["urls"]["console"] == f"http://127.0.0.1:{debug_server.port}/"
+    # The skills' own MCP publishes the same live descriptor, so an agent on /mcp can find the debugger.
+    skills = asyncio.run(go(f"http://127.0.0.1:{debug_server.port}/mcp")).contents[0]
+    assert json.loads(skills.text) == descriptor
 
 
 def test_another_open_console_does_not_take_the_commands(debug_server: Running) -> None:

@@ -251,6 +251,7 @@ def test_serve_gives_a_handoff_api_an_mcp_apps_view(shop_server: ServeHandle) ->
     assert "ui" not in (tools["payOrder"].meta or {})
     assert resources == {
         "skill://shop/SKILL.md": "shop/SKILL.md",
+        "skillc://debugger/descriptor": "debug-descriptor",
         "ui://shop/goods-card": "shop/goods-card",
         "ui://shop/handoff-page": "shop/page",
     }

@@ -432,3 +432,15 @@ def test_every_request_is_one_log_record(note_server: ServeHandle) -> None:
     assert all(r.ms >= 0 for r in handler.records)
     assert handler.records[3].detail is not None and handler.records[3].detail.startswith("Unknown tool: nope")
     assert handler.records[4].detail == "skill://note-skill/SKILL.md"
+
+
+def test_plain_serve_says_a_debugger_is_available(note_server: ServeHandle, note_skill: Path) -> None:
+    async def session() -> Any:
+        async with Client(note_server.url) as client:
+            return await client.read_resource("skillc://debugger/descriptor")
+
+    descriptor = json.loads(run(session()).contents[0].text)
+    assert descriptor["state"] == "available"
+    assert descriptor["skills"] == [str(note_skill)]
+    assert descriptor["setup"].startswith(f"skillc debug {note_skill} serves these skills")
+    assert "port" not in descriptor and "urls" not in descriptor

@@ -160,6 +160,7 @@ def test_resources_list_every_bound_component(coffee_server: ServeHandle) -> Non
 
     assert run(session()) == [
         ("skill://coffee-skill/SKILL.md", "text/markdown"),
+        ("skillc://debugger/descriptor", "application/json"),
         ("ui://coffee-skill/drink-list", "text/html;profile=mcp-app"),
         ("ui://coffee-skill/order-confirm", "text/html;profile=mcp-app"),
         ("ui://coffee-skill/payment-result", "text/html;profile=mcp-app"),

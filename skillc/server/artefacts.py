@@ -171,7 +171,7 @@ class ArtefactStore:
         ``ttl_s`` that is not a positive finite number of seconds."""
         # bytes() so a caller's bytearray changed after the put cannot change what we serve.
         body = bytes(data)
-        if len(body) >= self.limits.max_body_bytes:
+        if len(body) > self.limits.max_body_bytes:
             raise ArtefactTooLarge(len(body), self.limits.max_body_bytes)
         ttl = self.limits.default_ttl_s if ttl_s is None else ttl_s
         if not (math.isfinite(ttl) and ttl > 0):

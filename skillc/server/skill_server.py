@@ -65,6 +65,7 @@ from skillc.runtime.contracts import ConsoleEntry
 from skillc.server.call_trace import CallTrace
 from skillc.server.catalog import Catalogue, LoadedSkill
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
+from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor
 from skillc.server.events import (
     EVENTS_URI_TEMPLATE,
     EventHub,
@@ -150,6 +151,9 @@ class SkillServer:
         self.strict_output = strict_output
         self.session_id = f"serve-{uuid.uuid4().hex[:16]}"
         self.events = EventHub(events)
+        # What a debugger attach looks like: `skillc debug` replaces this with its own live descriptor
+        # (listening, client_connected); plain `serve` says one is available and how to start it.
+        self.descriptor: Callable[[], DebugDescriptor] = lambda: self._available
         self._session_key = secrets.token_bytes(32)
         self._skills: dict[str, _Skill] = {}
         for loaded in list(catalogue.skills):
@@ -171,6 +175,14 @@ class SkillServer:
                 skill_doc(loaded.package),
             )
         self._card_skill: dict[str, str] = {}
+        displays = [s.display for s in catalogue.skills]
+        self._available = DebugDescriptor(
+            state="available" if self._skills else "unavailable",
+            port=None,
+            skills=displays,
+            setup=f"skillc debug {' '.join(displays)} serves these skills with the debug console and the "
+            "Debugger MCP (/__wsd_mcp)",
+        )
         # Log levels asked for with logging/setLevel, by the connection's initialize params (only a
         # stateful connection, stdio, has them; stateless HTTP asks per request in _meta).
         self._log_levels: OrderedDict[int, tuple[object, LoggingLevel]] = OrderedDict()
@@ -215,6 +227,16 @@ class SkillServer:
     ) -> ListResourcesResult:
         resources = [
             Resource(
+                uri=DESCRIPTOR_URI,
+                name="debug-descriptor",
+                title="skillc debug descriptor",
+                description="Whether a debugger is available, listening or connected for these skills, and how to "
+                "attach one.",
+                mime_type="application/json",
+            )
+        ]
+        resources += [
+            Resource(
                 uri=s.doc.uri,
                 name=f"{name}/SKILL.md",
                 title=f"{s.doc.title}: SKILL.md",
@@ -253,6 +275,9 @@ class SkillServer:
                 raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
             page = self.events.page(query)
             text = json.dumps(page.wire(), ensure_ascii=False, separators=(",", ":"))
+            return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=text)])
+        if uri == DESCRIPTOR_URI:
+            text = json.dumps(self.descriptor().wire(), ensure_ascii=False, indent=2)
             return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=text)])
         doc = next((s.doc for s in self._skills.values() if s.doc.uri == uri), None)
         if doc is not None:

@@ -11,9 +11,9 @@ from skillc.server.debugger.app import (
     catalogue_targets,
 )
 from skillc.server.debugger.channel import ConsoleChannel, NoConsole
-from skillc.server.debugger.descriptor import DESCRIPTOR_URI, DebugDescriptor
 from skillc.server.debugger.errors import ERROR_CODES, DebuggerError
 from skillc.server.debugger.snapshot import AgentTraceSnapshot, SnapshotStore
+from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor
 
 __all__ = [
     "AGENT_TRACE_PATH",

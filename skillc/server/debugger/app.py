@@ -39,9 +39,9 @@ from starlette.routing import Route, request_response
 from skillc import __version__
 from skillc.server.catalog import Catalogue
 from skillc.server.debugger.channel import CHAT_TIMEOUT_S, COMMAND_TIMEOUT_S, ConsoleChannel, NoConsole
-from skillc.server.debugger.descriptor import DESCRIPTOR_URI, DebugDescriptor
 from skillc.server.debugger.snapshot import AgentTraceSnapshot, PageTarget, RenderTargets, SnapshotStore, WidgetTarget
 from skillc.server.debugger.tools import DebuggerTools
+from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor
 from skillc.server.http_app import Cors, security_settings
 from skillc.server.registry import ToolResult
 from skillc.server.results import wire_safe

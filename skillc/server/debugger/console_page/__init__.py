@@ -376,7 +376,7 @@ def build_debug_server(
 
     from skillc.server.debugger.app import build_debugger_app
     from skillc.server.debugger.channel_sse import HeadlessConsole, SseConsoleChannel
-    from skillc.server.debugger.descriptor import DebugDescriptor, runtime_versions
+    from skillc.server.descriptor import DebugDescriptor, runtime_versions
     from skillc.server.http_app import MCP_PATH, Cors
 
     catalogue = prepared.server.catalogue
@@ -408,6 +408,7 @@ def build_debug_server(
             server.descriptor = server.descriptor.model_copy(update={"state": state})
 
     channel.on_change = on_change
+    prepared.server.descriptor = lambda: debugger.server.descriptor  # /mcp tells the debugger's state too
     skills_manager = StreamableHTTPSessionManager(
         app=prepared.server.server, stateless=True, json_response=True, security_settings=prepared.security
     )

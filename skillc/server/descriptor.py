@@ -1,5 +1,6 @@
-"""The debug descriptor: how to reach a running debugger, printed at start-up and served as the MCP
-resource :data:`DESCRIPTOR_URI` of the Debugger MCP."""
+"""The debug descriptor: how to reach a debugger for the served skills, printed by `skillc debug`
+and served as the MCP resource :data:`DESCRIPTOR_URI` by the Debugger MCP and by the skills' MCP
+(where plain `skillc serve` says a debugger is available and how to start one)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ class DebugDescriptor(_Wire):
     versions: RuntimeVersions = Field(default_factory=RuntimeVersions)
     skills: list[str] = Field(default_factory=list)  # the skill folders being debugged
     error: str | None = None  # set when state is "error"
+    setup: str | None = None  # how to attach one, when none is listening yet
 
     def wire(self) -> dict[str, object]:
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
