@@ -9,15 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_types import CallToolRequestParams, CallToolResult
+from mcp_types import CallToolRequestParams, CallToolResult, InputRequiredResult, TextContent
 from pydantic import ValidationError
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
-from skillc.ir.render import RenderNode
+from skillc.ir.render import EventBinding, RenderDocument, RenderNode
+from skillc.ir.viewport import Viewport
 from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_host import CardHost
-from skillc.runtime.cards.card_models import CardView
+from skillc.runtime.cards.card_models import CardView, Dimensions, EventOutcome
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.registry import ToolResult
 from skillc.server.results import call_result
@@ -45,7 +46,7 @@ MALLORY = "did:example:mallory"
 class Rig:
     """A coffee-skill CardHost and a UiControl over it; each coroutine runs to completion."""
 
-    def __init__(self, state: Path, **kw: Any) -> None:
+    def __init__(self, state: Path, *, real_follow_up: bool = False, **kw: Any) -> None:
         pkg = load_skill(COFFEE, DiagnosticSink())
         assert pkg is not None
         self.runtime = ApiRuntime(pkg, RuntimeConfig(state_dir=state))
@@ -54,6 +55,7 @@ class Rig:
         self.host = CardHost(self.runtime, card_ids=lambda: f"card-{next(counter)}")
         self.ctx = self.runtime.context(session_id="s1")
         self.user = self.ctx.user_did
+        self.real_follow_up = real_follow_up
         self.follow_ups: list[tuple[str, str, dict[str, Any], str]] = []
         self.audits: list[UiControlAuditRecord] = []
         self.control = UiControl(
@@ -76,7 +78,9 @@ class Rig:
 
     async def _run_follow_up(self, skill: str, api: str, arguments: dict[str, Any], caller: str) -> ToolResult:
         self.follow_ups.append((skill, api, arguments, caller))
-        outcome = await self.host.call(api, arguments, self.ctx, approve=True)  # the consent chain's answer
+        if not self.real_follow_up:
+            return CallToolResult(content=[TextContent(text=f"{api} ran")], _meta={"skillc/card": {"cardId": "card-9"}})
+        outcome = await self.host.call(api, arguments, self.ctx, approve=True)  # the consent chain said yes
         return call_result(outcome, {})
 
     def run(self, coro: Any) -> Any:
@@ -174,7 +178,13 @@ def test_a_tap_runs_the_handler_and_its_follow_up_and_an_old_snapshot_is_then_st
     assert done.messages == ["我要一杯燕麦拿铁 Oat Latte"]
     assert rig.follow_ups == [(SKILL, "confirmOrder", {"drinkId": "d02", "quantity": 1}, rig.user)]
     (follow,) = done.follow_up
-    assert follow.status == "ok" and follow.api_name == "confirmOrder" and follow.card_id == "card-2"
+    assert follow.model_dump() == {
+        "api_name": "confirmOrder",
+        "arguments": {"drinkId": "d02", "quantity": 1},
+        "status": "ok",
+        "text": "confirmOrder ran",
+        "card_id": "card-9",
+    }
     assert rig.view(card).data["selectedId"] == "d02"
 
     waited = rig.run(
@@ -198,17 +208,128 @@ def test_a_tap_runs_the_handler_and_its_follow_up_and_an_old_snapshot_is_then_st
     assert rig.view(card).data["selectedId"] == "d01"
 
 
-def test_a_tap_on_an_inner_node_is_stale_when_the_handler_node_changed(rig: Rig) -> None:
+def test_the_follow_up_runs_through_the_real_call_chain(tmp_path: Path) -> None:
+    rig = Rig(tmp_path / "state", real_follow_up=True)
+    try:
+        card = rig.drinks()
+        snap = rig.run(rig.control.snapshot(card, rig.user))
+        done = rig.run(rig.control.act(tap(card, OAT, snap.snapshot_id), rig.user))
+        (follow,) = done.follow_up
+        assert (follow.status, follow.card_id) == ("ok", "card-2")  # the order-confirm card it mounted
+        assert rig.view("card-2").component_path == "components/order-confirm/index"
+        # confirmOrder expires the drink list (an API card action), so the list takes no more taps.
+        assert rig.run(rig.control.snapshot(card, rig.user)).expired
+        again = rig.run(rig.control.act(tap(card, LATTE, snap.snapshot_id), rig.user))
+        assert again.error_code == "expired"
+    finally:
+        rig.close()
+
+
+def test_a_follow_up_that_needs_consent_or_fails_is_reported(rig: Rig) -> None:
+    answers: list[Any] = [InputRequiredResult(request_state="consent-1"), RuntimeError("boom")]
+
+    async def follow(*_args: Any) -> ToolResult:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer  # type: ignore[no-any-return]
+
+    rig.control._run_follow_up = follow
     card = rig.drinks()
     snap = rig.run(rig.control.snapshot(card, rig.user))
-    # Re-search on the same card is not possible; change the handler's dataset through a rebuild of
-    # the list instead: a new search result card shows other drinks, so use a fresh card here and
-    # check the rule on the tree level (the name text is unchanged, the drink view got a badge).
+    asked = rig.run(rig.control.act(tap(card, OAT, snap.snapshot_id), rig.user))
+    assert asked.ok and asked.follow_up[0].status == "input_required"
+    fresh = rig.run(rig.control.snapshot(card, rig.user))
+    failed = rig.run(rig.control.act(tap(card, LATTE, fresh.snapshot_id), rig.user))
+    assert failed.ok and (failed.follow_up[0].status, failed.follow_up[0].text) == ("error", "RuntimeError")
+
+
+def test_a_tap_on_an_unchanged_inner_node_still_reaches_the_unchanged_handler(rig: Rig) -> None:
+    card = rig.drinks()
+    snap = rig.run(rig.control.snapshot(card, rig.user))
     assert rig.run(rig.control.act(tap(card, OAT, snap.snapshot_id), rig.user)).ok
+    # The drink view got a badge (its subtree changed) but its own props, events and dataset did not.
     inner = rig.run(rig.control.act(tap(card, f"{OAT}.1.0", snap.snapshot_id), rig.user))
-    assert inner.ok and inner.handled == ["onSelect"]  # the drink's own props and dataset did not change
+    assert inner.ok and inner.handled == ["onSelect"]
     fresh = rig.run(rig.control.snapshot(card, rig.user))
     assert rig.run(rig.control.act(tap(card, OAT, fresh.snapshot_id), rig.user)).ok  # a new snapshot works
+
+
+class FakeHost:
+    """A card whose document a test rewrites (what a re-render would do), recording the events."""
+
+    def __init__(self, root: RenderNode) -> None:
+        self.root = root
+        self.events: list[tuple[str, str]] = []
+
+    async def card(self, card_id: str) -> CardView | None:
+        return CardView(
+            card_id=card_id,
+            component_path="components/x/index",
+            api_name="x",
+            session_id="s1",
+            document=RenderDocument(1, Viewport(), self.root),
+            data={},
+            dimensions=Dimensions(min_height=1, max_height=2, width=3),
+            content_height=0,
+        )
+
+    async def event(self, card_id: str, node_id: str, event: str = "tap", detail: Any = None) -> EventOutcome:
+        self.events.append((node_id, event))
+        return EventOutcome(card_id=card_id, handled=["onPick"])
+
+
+def _row(pick: str, label: str) -> RenderNode:
+    text = RenderNode("row.0", "text", children=[RenderNode("row.0.0", "#text", props={"text": label})])
+    return RenderNode("row", "view", events={"tap": EventBinding("onPick", dataset={"id": pick})}, children=[text])
+
+
+def test_a_tap_whose_handler_node_changed_its_dataset_is_stale() -> None:
+    fake = FakeHost(RenderNode("root", "view", children=[_row("a", "Alpha")]))
+    audits: list[UiControlAuditRecord] = []
+
+    async def skill_of(card_id: str) -> str | None:
+        return "x" if card_id == "c1" else None
+
+    async def never(*_args: Any) -> ToolResult:
+        raise AssertionError("no follow-up")
+
+    control = UiControl(
+        cards_of=lambda _s: fake,  # type: ignore[arg-type,return-value]
+        skill_of_card=skill_of,
+        owner_of=lambda _v: "u",
+        run_follow_up=never,
+        audit=audits.append,
+    )
+    loop = asyncio.new_event_loop()
+    try:
+        snap = loop.run_until_complete(control.snapshot("c1", "u"))
+        # Same ids and text, another item under the row (an index-keyed list after a re-sort).
+        fake.root = RenderNode("root", "view", children=[_row("b", "Alpha")])
+        inner = loop.run_until_complete(control.act(tap("c1", "row.0.0", snap.snapshot_id), "u"))
+        assert inner.error_code == "stale_control" and "row, whose handler" in (inner.message or "")
+        direct = loop.run_until_complete(control.act(tap("c1", "row", snap.snapshot_id), "u"))
+        assert direct.error_code == "stale_control"
+        assert fake.events == []
+        fresh = loop.run_until_complete(control.snapshot("c1", "u"))
+        ok = loop.run_until_complete(control.act(tap("c1", "row.0.0", fresh.snapshot_id), "u"))
+        assert ok.ok and fake.events == [("row.0.0", "tap")]
+        # A hidden or disabled control takes no tap.
+        fake.root = RenderNode("root", "view", children=[_row("b", "Alpha")])
+        fake.root.children[0].props["disabled"] = True  # type: ignore[index]
+        off = loop.run_until_complete(control.snapshot("c1", "u"))
+        assert node(off.root, "row").enabled is False
+        refused = loop.run_until_complete(control.act(tap("c1", "row", off.snapshot_id), "u"))
+        assert refused.error_code == "unsupported_action" and "disabled" in (refused.message or "")
+        fake.root.children[0].props.pop("disabled")  # type: ignore[index]
+        fake.root.style["display"] = "none"
+        hidden = loop.run_until_complete(control.snapshot("c1", "u"))
+        assert node(hidden.root, "row.0.0").visible is False
+        refused = loop.run_until_complete(control.act(tap("c1", "row.0.0", hidden.snapshot_id), "u"))
+        assert refused.error_code == "unsupported_action" and "hidden" in (refused.message or "")
+        assert fake.events == [("row.0.0", "tap")]
+    finally:
+        loop.close()
 
 
 def test_unknown_snapshot_evicted_snapshot_and_unobserved_nodes_are_stale(tmp_path: Path) -> None:
@@ -353,7 +474,12 @@ def test_the_mcp_tools(rig: Rig) -> None:
         assert ann.read_only_hint is (name != "ui_control__act")
         assert spec.tool.meta is not None and spec.tool.meta["skillc/timeoutMs"] > 0
         assert spec.tool.input_schema["type"] == "object"
-    assert set(specs["ui_control__act"].tool.input_schema["required"]) == {"card_id", "node_id", "snapshot_id", "action"}
+    assert set(specs["ui_control__act"].tool.input_schema["required"]) == {
+        "card_id",
+        "node_id",
+        "snapshot_id",
+        "action",
+    }
     assert specs["ui_control__wait_for"].tool.input_schema["properties"]["timeout_s"]["maximum"] == 30
 
     def call(name: str, arguments: dict[str, Any]) -> CallToolResult:

@@ -29,6 +29,7 @@ from skillc.runtime.api.values import clean, replaced_note
 from skillc.runtime.cards.card_models import CallOutcome, EventOutcome
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.contracts import ContentBlock as ApiBlock
+from skillc.server.artefacts import ArtefactStore, ArtefactTooLarge
 from skillc.server.registry import error_result
 from skillc.server.tools import CARD_EVENT_TOOL
 
@@ -206,3 +207,34 @@ def with_console(result: ToolResultT, sources: list[tuple[str, list[ConsoleEntry
     if len(lines) > len(kept):
         meta["skillc/consoleDropped"] = len(lines) - len(kept)
     return result.model_copy(update={"meta": meta})
+
+
+RENDER_IR_MIME = "application/vnd.skillc.render-ir+json"
+
+
+def document_by_reference(
+    result: CallToolResult, store: ArtefactStore, limit: int, *, session_id: str, tool_call_id: str | None
+) -> CallToolResult:
+    """A card whose Render IR is over ``limit`` bytes as JSON travels as an artefact: the card in
+    ``_meta`` gets ``documentRef`` (a FileRef) instead of ``document``, and the view reads the bytes
+    with ``resources/read``, so a huge card never sits in a host's context."""
+    meta = result.meta or {}
+    card = meta.get(CARD_META)
+    if not isinstance(card, dict) or "document" not in card:
+        return result
+    body = json.dumps(card["document"], ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    if len(body) <= limit:
+        return result
+    try:
+        ref = store.put(
+            body,
+            mime=RENDER_IR_MIME,
+            display_name=f"{card.get('cardId', 'card')}.render-ir.json",
+            session_id=session_id,
+            tool_call_id=tool_call_id,
+        )
+    except ArtefactTooLarge:
+        return result  # the store cannot take it either: the card stays inline, as before
+    slim = {k: v for k, v in card.items() if k != "document"}
+    slim["documentRef"] = ref.wire()
+    return result.model_copy(update={"meta": {**meta, CARD_META: slim}})

@@ -39,6 +39,8 @@ class ServeOptions:
     allowed_origins: tuple[str, ...] = ()
     # Advertise each tool's outputSchema and turn a result that breaks it into an isError result.
     strict_output: bool = False
+    # A card whose Render IR is larger than this (JSON bytes) goes by artefact reference.
+    inline_document_bytes: int = 256 * 1024
 
 
 @dataclass
@@ -63,6 +65,7 @@ def prepare(options: ServeOptions, progress: Callable[[LoadedSkill], object] | N
         consent=options.consent,
         viewport=options.viewport,
         strict_output=options.strict_output,
+        inline_document_bytes=options.inline_document_bytes,
         progress=progress,
     )
     security = security_settings(options.dns_rebinding_protection, options.allowed_hosts, options.allowed_origins)

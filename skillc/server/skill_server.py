@@ -62,6 +62,8 @@ from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ConsoleEntry
+from skillc.server.artefacts import ArtefactLimits, ArtefactStore, parse_uri
+from skillc.server.artefacts import resource_template as artefact_template
 from skillc.server.call_trace import CallTrace
 from skillc.server.catalog import Catalogue, LoadedSkill
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
@@ -76,7 +78,7 @@ from skillc.server.events import (
 )
 from skillc.server.registry import ToolRegistry, ToolResult, ToolSpec, error_result
 from skillc.server.request_log import Outcome, RequestRecord, emit
-from skillc.server.results import call_result, event_result, wire_safe, with_console
+from skillc.server.results import call_result, document_by_reference, event_result, wire_safe, with_console
 from skillc.server.skill_docs import SKILL_MD_MIME, SkillDoc, instructions, skill_doc
 from skillc.server.tools import (
     APP_MIME_TYPE,
@@ -132,7 +134,9 @@ class SkillServer:
     ``strict_output``: advertise each tool's outputSchema and turn a result that breaks it into an
     ``isError`` result; otherwise the schema is not advertised and a mismatch is a warning.
     ``progress`` hears of each skill just before its runtime boots (the slow part of start-up).
-    ``events`` bounds the session event buffers (``events://session/<id>``).
+    ``events`` bounds the session event buffers (``events://session/<id>``), ``artefacts`` the
+    artefact store (``artefact://sha256/<hex>``); a card whose Render IR is over
+    ``inline_document_bytes`` as JSON goes by reference to the store.
     """
 
     def __init__(
@@ -145,12 +149,16 @@ class SkillServer:
         strict_output: bool = False,
         progress: Callable[[LoadedSkill], object] | None = None,
         events: EventLimits | None = None,
+        artefacts: ArtefactLimits | None = None,
+        inline_document_bytes: int = 256 * 1024,
     ) -> None:
         self.catalogue = catalogue
         self.consent = consent or ConsentPolicy()
         self.strict_output = strict_output
         self.session_id = f"serve-{uuid.uuid4().hex[:16]}"
         self.events = EventHub(events)
+        self.artefacts = ArtefactStore(artefacts)
+        self.inline_document_bytes = inline_document_bytes
         # What a debugger attach looks like: `skillc debug` replaces this with its own live descriptor
         # (listening, client_connected); plain `serve` says one is available and how to start it.
         self.descriptor: Callable[[], DebugDescriptor] = lambda: self._available
@@ -276,6 +284,11 @@ class SkillServer:
             page = self.events.page(query)
             text = json.dumps(page.wire(), ensure_ascii=False, separators=(",", ":"))
             return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=text)])
+        if parse_uri(uri) is not None:
+            blob = self.artefacts.blob_contents(uri, session_id=self.session_of(_ctx))
+            if blob is None:  # unknown, expired, or another session's: all read the same
+                raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+            return ReadResourceResult(contents=[blob])
         if uri == DESCRIPTOR_URI:
             text = json.dumps(self.descriptor().wire(), ensure_ascii=False, indent=2)
             return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=text)])
@@ -306,7 +319,7 @@ class SkillServer:
             "paged by cursor; every tool result names its session's URI in _meta['skillc/events'].",
             mime_type="application/json",
         )
-        return ListResourceTemplatesResult(resource_templates=[events])
+        return ListResourceTemplatesResult(resource_templates=[events, artefact_template()])
 
     def session_of(self, ctx: ServerRequestContext[Any]) -> str:
         """The event session of a request: a keyed digest of the client's own description (its
@@ -460,6 +473,15 @@ class SkillServer:
                     f"{api.tool_name} returned a result that breaks its outputSchema: {'; '.join(broken)}"
                 )
         result = call_result(outcome, skill.tool_names)
+        if answer is not None:
+            trace = answer.trace
+            result = document_by_reference(
+                result,
+                self.artefacts,
+                self.inline_document_bytes,
+                session_id=trace.session_id,
+                tool_call_id=trace.tool_call_id,
+            )
         return with_console(result, [("api-vm", outcome.api.console), ("card-vm", outcome.console)])
 
     def _consent(

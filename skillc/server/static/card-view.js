@@ -161,6 +161,13 @@
     result = result || {}
     var meta = result._meta || {}
     var card = meta['skillc/card']
+    if (card && !card.document && card.documentRef) {
+      return fetchDocument(card.documentRef).then(function (doc) {
+        card.document = doc
+        delete card.documentRef
+        return showResult(result, after)
+      })
+    }
     var slot
     if (result.isError) {
       slot = newSlot('error')
@@ -188,6 +195,17 @@
     expireFrom(meta['skillc/actions'] || [])
     reportSize()
     return slot.card ? restyle(slot) : Promise.resolve()
+  }
+
+  // A large card's Render IR comes by reference (an artefact): read through the host, decoded as UTF-8 JSON.
+  function fetchDocument (ref) {
+    if (!state.hostCapabilities.serverResources) return Promise.reject(new Error('This host cannot read resources, so this large card cannot be shown.'))
+    return request('resources/read', { uri: ref.uri }).then(function (read) {
+      var blob = read && read.contents && read.contents[0] && read.contents[0].blob
+      if (typeof blob !== 'string') throw new Error('The card ' + ref.uri + ' could not be read.')
+      var bytes = Uint8Array.from(atob(blob), function (c) { return c.charCodeAt(0) })
+      return JSON.parse(new TextDecoder('utf-8').decode(bytes))
+    })
   }
 
   function newSlot (kind) {

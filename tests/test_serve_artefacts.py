@@ -1,0 +1,84 @@
+"""Artefacts on `skillc serve`: a card whose Render IR is over the inline limit travels as an
+``artefact://sha256/<hex>`` ref that the client (or the card view, through its host) reads with
+``resources/read``; the bytes match their digest; another session cannot read them."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.shared.exceptions import MCPError
+from mcp_types import Implementation
+
+from skillc.runtime.config import RuntimeConfig
+from skillc.server.consent import ConsentPolicy
+from skillc.server.runner import ServeHandle, ServeOptions
+from tests.apps_bridge import HOST_ORIGIN, AppsHost, apps_bridge_bundle, apps_browser
+from tests.conftest import COFFEE
+from tests.test_server import apps_client
+
+__all__ = ["apps_bridge_bundle", "apps_browser"]  # fixtures from tests/apps_bridge.py
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
+    options = ServeOptions(
+        paths=(COFFEE,),
+        port=0,
+        runtime=RuntimeConfig(state_dir=tmp_path_factory.mktemp("artefact-state")),
+        consent=ConsentPolicy(approve_all=True),
+        allowed_origins=(HOST_ORIGIN,),
+        inline_document_bytes=1000,  # every coffee card is larger: each goes by reference
+    )
+    with ServeHandle.start(options) as handle:
+        yield handle
+
+
+def test_a_large_card_comes_as_an_artefact_ref(server: ServeHandle) -> None:
+    async def session() -> tuple[Any, Any, Any]:
+        async with apps_client(server.url, client_info=Implementation(name="owner", version="1")) as client:
+            templates = await client.list_resource_templates()
+            shown = await client.call_tool("searchDrinks", {"keyword": "latte"})
+            ref = shown.meta["skillc/card"]["documentRef"]
+            read = await client.read_resource(ref["uri"])
+        async with apps_client(server.url, client_info=Implementation(name="other", version="1")) as other:
+            with pytest.raises(MCPError, match="Unknown resource: artefact://sha256/"):
+                await other.read_resource(ref["uri"])
+            with pytest.raises(MCPError, match=r"Unknown resource: artefact://sha256/0{64}"):
+                await other.read_resource("artefact://sha256/" + "0" * 64)
+        return templates, shown, read
+
+    templates, shown, read = asyncio.run(session())
+    assert "artefact://sha256/{digest}" in [t.uri_template for t in templates.resource_templates]
+    card = shown.meta["skillc/card"]
+    assert "document" not in card
+    ref = card["documentRef"]
+    (contents,) = read.contents
+    body = base64.b64decode(contents.blob)
+    digest = hashlib.sha256(body).hexdigest()
+    assert ref["uri"] == f"artefact://sha256/{digest}" and ref["digest"] == f"sha256:{digest}"
+    assert (ref["mime"], contents.mime_type) == ("application/vnd.skillc.render-ir+json",) * 2
+    assert ref["size_bytes"] == len(body) > 1000
+    assert ref["display_name"] == f"{card['cardId']}.render-ir.json"
+    document = json.loads(body)
+    assert document["root"]["id"] == "root" and "0.1.0[d02]" in body.decode()
+    assert "/" not in ref["uri"].removeprefix("artefact://sha256/")  # never a filesystem path
+
+
+@pytest.mark.chromium
+def test_the_card_view_reads_a_card_by_reference(
+    server: ServeHandle, apps_browser: Any, apps_bridge_bundle: Path
+) -> None:
+    with AppsHost.open(apps_browser, server.url, apps_bridge_bundle) as host:
+        result = host.call_tool("searchDrinks", {"keyword": "latte"})
+        assert "documentRef" in result["_meta"]["skillc/card"]
+        host.frame(0).locator('[data-uid="0.1.0[d02]"]').wait_for()
+        reads = [m for m in host.log if m.get("method") == "resources/read" and m.get("direction") == "view->host"]
+        assert [m["params"]["uri"] for m in reads] == [result["_meta"]["skillc/card"]["documentRef"]["uri"]]
+        assert host.errors == [] and host.csp_violations == []
