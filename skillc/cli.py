@@ -945,6 +945,12 @@ def _given(ctx: click.Context, name: str) -> bool:
     "Without it, outputSchema is not advertised and a mismatch is a warning in the result's _meta and in the log.",
 )
 @click.option(
+    "--no-ui-control",
+    is_flag=True,
+    help="Do not serve the ui_control__* tools (agents operating cards as their user would); "
+    "the tool listing then says disabled_by_policy.",
+)
+@click.option(
     "--log-format",
     type=click.Choice(["text", "json"]),
     default="text",
@@ -974,6 +980,7 @@ def serve(
     allow_hosts: tuple[str, ...],
     width: int,
     strict_output: bool,
+    no_ui_control: bool,
     log_format: str,
     dns_rebinding_protection: bool,
     allowed_hosts: tuple[str, ...],
@@ -1032,6 +1039,7 @@ def serve(
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
         strict_output=strict_output,
+        ui_control=not no_ui_control,
     )
     prepared = prepare(options, lambda s: click.echo(f"loading {s.package.name} ({s.display})...", err=True))
     if prepared.diagnostics:

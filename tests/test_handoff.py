@@ -210,7 +210,11 @@ def test_serve_annotates_by_inferred_risk(shop_server: ServeHandle) -> None:
             return {t.name: t.annotations for t in (await client.list_tools()).tools}
 
     tools = asyncio.run(session())
-    hints = {n: (a.read_only_hint, a.destructive_hint) for n, a in tools.items() if not n.startswith("skillc_card_")}
+    hints = {
+        n: (a.read_only_hint, a.destructive_hint)
+        for n, a in tools.items()
+        if not n.startswith(("skillc_card_", "ui_control__"))
+    }
     assert hints == {
         "searchGoods": (True, False),  # inferred a read
         "openOrder": (False, False),  # nothing shows it is a read

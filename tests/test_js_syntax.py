@@ -236,6 +236,10 @@ def test_serve_does_not_advertise_a_skill_whose_index_js_cannot_load(
             "skillc_card_event",
             "skillc_card_view",
             "total",
+            "ui_control__act",
+            "ui_control__find",
+            "ui_control__snapshot",
+            "ui_control__wait_for",
         ]
         assert [s.package.name for s in server.catalogue.skills] == ["helper-skill"]
         [refusal] = [d for d in prepared.diagnostics if d.code == "SRV004"]

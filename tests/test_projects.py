@@ -206,7 +206,7 @@ def test_serve_a_project_with_shared_code(tmp_path: Path) -> None:
     options = ServeOptions(paths=(PROJECT,), port=0, runtime=RuntimeConfig(state_dir=tmp_path / "state"))
     with ServeHandle.start(options) as handle:
         tools, orders, menu = asyncio.run(session(handle.url))
-    assert [t for t in tools if not t.startswith("skillc")] == ["listOrders", "todaysMenu"]
+    assert [t for t in tools if not t.startswith(("skillc", "ui_control__"))] == ["listOrders", "todaysMenu"]
     assert orders == "A1: ¥12.50; B2: ¥3.00"
     assert menu == MENU_ESCAPES
 

@@ -107,7 +107,13 @@ def test_python_client_lists_calls_and_reads(coffee_server: ServeHandle, mode: s
         async with apps_client(coffee_server.url, mode=mode) as client:
             assert client.protocol_version == version
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"searchDrinks", "confirmOrder", "payOrder", "skillc_card_event", "skillc_card_view"}
+            assert set(tools) == {
+                "searchDrinks",
+                "confirmOrder",
+                "payOrder",
+                "skillc_card_event",
+                "skillc_card_view",
+            } | {f"ui_control__{name}" for name in ("snapshot", "find", "act", "wait_for")}
             search = tools["searchDrinks"]
             assert search.annotations is not None
             assert (search.annotations.read_only_hint, search.annotations.destructive_hint) == (True, False)
@@ -270,6 +276,10 @@ def test_colliding_api_names_are_namespaced(lab_server: ServeHandle) -> None:
         "skillc_card_event",
         "skillc_card_view",
         "spin",
+        "ui_control__act",
+        "ui_control__find",
+        "ui_control__snapshot",
+        "ui_control__wait_for",
     ]
     assert _call(lab_server.url, "lab-skill__searchDrinks", {}).content[0].text == "lab drinks"
     coffee = _call(lab_server.url, "coffee-skill__searchDrinks", {"keyword": "mocha"})
@@ -386,7 +396,17 @@ def test_typescript_sdk_client(coffee_server: ServeHandle, node_bin: str, peers_
     out = json.loads(proc.stdout)
     assert out["server"] == {"name": "skillc", "version": out["server"]["version"]}
     names = [t["name"] for t in out["tools"]]
-    assert names == ["searchDrinks", "confirmOrder", "payOrder", "skillc_card_event", "skillc_card_view"]
+    assert names == [
+        "searchDrinks",
+        "confirmOrder",
+        "payOrder",
+        "skillc_card_event",
+        "skillc_card_view",
+        "ui_control__snapshot",
+        "ui_control__find",
+        "ui_control__act",
+        "ui_control__wait_for",
+    ]
     assert out["tools"][0]["annotations"] == {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
     assert out["call"]["isError"] is False and out["call"]["total"] == 3
     assert out["call"]["metaKeys"] == ["skillc/card", "skillc/console", "skillc/events"]

@@ -151,7 +151,7 @@ def test_a_call_s_events_tell_what_ran(server: ServeHandle) -> None:
             return templates, await _read(client, shown.meta["skillc/events"]), card_id
 
     templates, page, card_id = asyncio.run(session())
-    (template,) = templates.resource_templates
+    template = templates.resource_templates[0]
     assert (template.uri_template, template.mime_type) == (
         "events://session/{session_id}{?cursor,limit,drain}",
         "application/json",

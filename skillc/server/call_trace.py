@@ -81,6 +81,11 @@ class CallTrace:
         )
         self._expired([a for a in outcome.actions if isinstance(a, ExpirePreviousCards | ExpireAllCards)])
 
+    def ui_action(self, action: str, node_id: str, verdict: str, record: dict[str, Any]) -> None:
+        """An agent operated a card (ui_control__act): the audit record, in the caller's session."""
+        level: EventLevel = "info" if verdict == "ok" else "warning"
+        self._add("ui_control", "audit", level, f"ui_control {action} on {node_id}: {verdict}", audit=record)
+
     def _expired(self, actions: list[ExpirePreviousCards | ExpireAllCards]) -> None:
         for action in actions:
             for card_id in action.expired:

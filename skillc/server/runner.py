@@ -41,6 +41,8 @@ class ServeOptions:
     strict_output: bool = False
     # A card whose Render IR is larger than this (JSON bytes) goes by artefact reference.
     inline_document_bytes: int = 256 * 1024
+    # Serve the ui_control__* tools (agents operating cards); False lists them as disabled_by_policy.
+    ui_control: bool = True
 
 
 @dataclass
@@ -66,6 +68,7 @@ def prepare(options: ServeOptions, progress: Callable[[LoadedSkill], object] | N
         viewport=options.viewport,
         strict_output=options.strict_output,
         inline_document_bytes=options.inline_document_bytes,
+        ui_control=options.ui_control,
         progress=progress,
     )
     security = security_settings(options.dns_rebinding_protection, options.allowed_hosts, options.allowed_origins)

@@ -16,7 +16,6 @@ import json
 import logging
 import secrets
 import time
-import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -90,6 +89,7 @@ from skillc.server.tools import (
     card_view_tool,
     tool_for,
 )
+from skillc.server.ui_control import UiControl, UiControlAuditRecord, ui_control_tools
 from skillc.server.view import image_origins, view_html
 
 log = logging.getLogger("skillc.server")
@@ -136,7 +136,9 @@ class SkillServer:
     ``progress`` hears of each skill just before its runtime boots (the slow part of start-up).
     ``events`` bounds the session event buffers (``events://session/<id>``), ``artefacts`` the
     artefact store (``artefact://sha256/<hex>``); a card whose Render IR is over
-    ``inline_document_bytes`` as JSON goes by reference to the store.
+    ``inline_document_bytes`` as JSON goes by reference to the store. ``ui_control``: serve the
+    ``ui_control__*`` tools (an agent operating cards as their user would); off: the listing says
+    ``disabled_by_policy``.
     """
 
     def __init__(
@@ -151,11 +153,11 @@ class SkillServer:
         events: EventLimits | None = None,
         artefacts: ArtefactLimits | None = None,
         inline_document_bytes: int = 256 * 1024,
+        ui_control: bool = True,
     ) -> None:
         self.catalogue = catalogue
         self.consent = consent or ConsentPolicy()
         self.strict_output = strict_output
-        self.session_id = f"serve-{uuid.uuid4().hex[:16]}"
         self.events = EventHub(events)
         self.artefacts = ArtefactStore(artefacts)
         self.inline_document_bytes = inline_document_bytes
@@ -201,6 +203,17 @@ class SkillServer:
         if catalogue.components:
             self.tools.add(ToolSpec(card_event_tool(), self._card_event, app_only=True))
             self.tools.add(ToolSpec(card_view_tool(), self._card_view, app_only=True))
+        self.ui_control_status = self._ui_control_status(ui_control)
+        if self.ui_control_status["status"] == "available":
+            control = UiControl(
+                cards_of=self.cards,
+                skill_of_card=self._skill_of_card,
+                owner_of=lambda view: view.session_id,  # a card answers to the session that made it
+                run_follow_up=self._ui_follow_up,
+                audit=self._ui_audit,
+            )
+            for spec in ui_control_tools(control, self.session_of):
+                self.tools.add(ToolSpec(spec.tool, partial(self._with_ctx, spec.handler)))
         with warnings.catch_warnings():
             # logging/setLevel is deprecated by 2026-07-28 (SEP-2577); 2025-era stdio clients still use it.
             warnings.simplefilter("ignore")
@@ -228,7 +241,43 @@ class SkillServer:
     async def list_tools(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return ListToolsResult(tools=self.tools.tools())
+        return ListToolsResult(tools=self.tools.tools(), _meta={"diagnostics": {"ui_control": self.ui_control_status}})
+
+    def _ui_control_status(self, enabled: bool) -> dict[str, str]:
+        if not enabled:
+            return {"status": "disabled_by_policy", "reason": "the server was started with --no-ui-control"}
+        if not any(s.package.components for s in self.catalogue.skills):
+            return {"status": "unavailable", "reason": "no served skill has a card component"}
+        return {"status": "available"}
+
+    async def _with_ctx(
+        self,
+        handler: Callable[[ServerRequestContext[Any], CallToolRequestParams], Awaitable[ToolResult]],
+        ctx: ServerRequestContext[Any],
+        params: CallToolRequestParams,
+    ) -> ToolResult:
+        token = _UI_CTX.set(ctx)  # a follow-up of an act runs in the caller's request (consent, session)
+        try:
+            return await handler(ctx, params)
+        finally:
+            _UI_CTX.reset(token)
+
+    async def _ui_follow_up(self, skill: str, api_name: str, arguments: dict[str, Any], _caller: str) -> ToolResult:
+        """An api/call a card makes when an agent taps it: the same chain as the model's own call
+        (inputSchema, consent for L3/L4, audit, the next card)."""
+        tool = self.catalogue.tool_names(skill).get(api_name)
+        api = self.catalogue.apis.get(tool) if tool is not None else None
+        if api is None:
+            return error_result(f"{skill} declares no API {api_name}")
+        params = CallToolRequestParams(name=api.tool_name, arguments=arguments)
+        return await self._call_api(api, _UI_CTX.get(), params)
+
+    def _ui_audit(self, record: UiControlAuditRecord) -> None:
+        answer = _ANSWER.get(None)
+        if answer is not None:
+            verdict = "ok" if record.ok else record.error_code or "failed"
+            answer.trace.ui_action(record.action, record.node_id, verdict, record.wire())
+        log.info("ui_control %s on %s/%s: %s", record.action, record.card_id, record.node_id, record.error_code or "ok")
 
     async def list_resources(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
@@ -448,7 +497,10 @@ class SkillServer:
             if isinstance(decision, InputRequiredResult):
                 return decision
             approve = decision
-        context = skill.runtime.context(api.spec.name, session_id=self.session_id)
+        # A card belongs to the session of the client that called: its expiry actions reach that
+        # conversation's cards only, and card control answers only to that session.
+        session = answer.trace.session_id if answer is not None else self.session_of(ctx)
+        context = skill.runtime.context(api.spec.name, session_id=session)
         mount = shows_cards(ctx)
         outcome = await skill.cards.call(api.spec.name, arguments, context, approve=approve, mount=mount)
         self.observe(api.skill, "api-vm", outcome.api.console)
@@ -583,6 +635,7 @@ class SkillServer:
 
 
 _ANSWER: ContextVar[_Answer] = ContextVar("skillc_tool_answer")
+_UI_CTX: ContextVar[ServerRequestContext[Any]] = ContextVar("skillc_ui_control_ctx")
 
 
 def shows_cards(ctx: ServerRequestContext[Any]) -> bool:

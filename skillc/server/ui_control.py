@@ -856,7 +856,7 @@ def ui_control_tools(control: UiControl, caller_of: CallerOf) -> list[ToolSpec]:
         try:
             req = UiActionRequest.model_validate(params.arguments or {})
         except ValidationError as err:
-            return _result(UiWaitResult(ok=False, card_id='', kind='card_expired'), 'x')
+            return _invalid(ACT_TOOL, err)
         res = await control.act(req, caller_of(ctx))
         if not res.ok:
             text = _failure(ACT_TOOL, res.error_code, res.message)
