@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import socket
 import threading
@@ -125,6 +126,30 @@ def test_render_and_inspect_a_coffee_card(debug_server: Running, mode: str) -> N
 
     missing = call(url, "get_element_rect", {"uid": "no-such-uid"}, mode)
     assert missing.is_error and missing.structured_content["error"]["code"] == "ELEMENT_NOT_FOUND"
+
+
+def test_a_screenshot_as_an_artefact_ref(debug_server: Running) -> None:
+    """asRef: the image stays out of the result; its bytes come with resources/read of the ref, from
+    the Debugger MCP and from the skills' MCP alike, and match the digest."""
+    url = debug_server.mcp_url
+    assert not call(url, "render_widget", {"widgetId": "drink-list"}).is_error
+    shot = call(url, "take_screenshot", {"asRef": True})
+    assert not shot.is_error, shot.structured_content
+    assert [b.type for b in shot.content] == ["text"]  # no image block
+    meta = shot.structured_content
+    ref = meta["ref"]
+    assert (ref["mime"], ref["display_name"]) == ("image/png", "screenshot-target.png")
+
+    async def read(at: str) -> bytes:
+        async with Client(at) as client:
+            contents = (await client.read_resource(ref["uri"])).contents[0]
+            return base64.b64decode(contents.blob)
+
+    for at in (url, f"http://127.0.0.1:{debug_server.port}/mcp"):
+        body = asyncio.run(read(at))
+        digest = hashlib.sha256(body).hexdigest()
+        assert ref["uri"] == f"artefact://sha256/{digest}" and ref["size_bytes"] == len(body)
+        assert image_size(body, "png") == (meta["width"], meta["height"])
 
 
 def test_computed_style_matches_the_render_ir(debug_server: Running) -> None:

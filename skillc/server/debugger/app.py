@@ -37,6 +37,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 
 from skillc import __version__
+from skillc.server.artefacts import ArtefactStore, parse_uri
 from skillc.server.catalog import Catalogue
 from skillc.server.debugger.channel import CHAT_TIMEOUT_S, COMMAND_TIMEOUT_S, ConsoleChannel, NoConsole
 from skillc.server.debugger.snapshot import AgentTraceSnapshot, PageTarget, RenderTargets, SnapshotStore, WidgetTarget
@@ -159,6 +160,11 @@ class DebuggerServer:
         self, _ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
     ) -> ReadResourceResult:
         uri = str(params.uri)
+        if parse_uri(uri) is not None:
+            blob = self.tools.artefacts.blob_contents(uri)  # screenshots taken with asRef
+            if blob is None:
+                raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+            return ReadResourceResult(contents=[blob])
         if uri != DESCRIPTOR_URI:
             raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
         text = json.dumps(self.descriptor.wire(), ensure_ascii=False, indent=2)
@@ -183,6 +189,7 @@ def build_debugger_app(
     security: TransportSecuritySettings | None = None,
     command_timeout_s: float = COMMAND_TIMEOUT_S,
     chat_timeout_s: float = CHAT_TIMEOUT_S,
+    artefacts: ArtefactStore | None = None,
 ) -> DebuggerApp:
     """The debugger's routes over ``catalogue``'s render targets. ``channel``: the console (none yet:
     every browser tool answers DEBUGGER_NOT_CONNECTED; set ``app.server.channel`` later)."""
@@ -196,6 +203,7 @@ def build_debugger_app(
         catalogue_targets(catalogue),
         command_timeout_s=command_timeout_s,
         chat_timeout_s=chat_timeout_s,
+        artefacts=artefacts,
     )
     server = DebuggerServer(tools, descriptor)
     manager = StreamableHTTPSessionManager(

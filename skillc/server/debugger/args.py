@@ -119,6 +119,14 @@ class ScreenshotArgs(Args):
     uid: str | None = Field(default=None, description="One element; omitted: the current target.")
     format: Literal["png", "jpeg", "webp"] = "png"
     quality: int | None = Field(default=None, ge=0, le=100, description="jpeg and webp only.")
+    as_ref: bool = Field(
+        default=False,
+        description="Answer an artefact ref (artefact://sha256/<hex>, read with resources/read) instead of the image.",
+    )
+
+    def command(self) -> dict[str, Any]:
+        """What the console is asked for (how the answer travels is the server's business)."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={"as_ref"})
 
     @model_validator(mode="after")
     def _quality(self) -> ScreenshotArgs:

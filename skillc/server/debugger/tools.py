@@ -31,6 +31,7 @@ from mcp.server.context import ServerRequestContext
 from mcp_types import CallToolRequestParams, CallToolResult, ImageContent, TextContent, Tool, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
+from skillc.server.artefacts import ArtefactStore
 from skillc.server.debugger import args as a
 from skillc.server.debugger.channel import CHAT_TIMEOUT_S, COMMAND_TIMEOUT_S, ConsoleChannel
 from skillc.server.debugger.errors import DebuggerError, ErrorCode
@@ -98,7 +99,9 @@ class DebuggerTools:
         *,
         command_timeout_s: float = COMMAND_TIMEOUT_S,
         chat_timeout_s: float = CHAT_TIMEOUT_S,
+        artefacts: ArtefactStore | None = None,
     ) -> None:
+        self.artefacts = artefacts if artefacts is not None else ArtefactStore()  # an empty store is falsy
         self.command_timeout_s = command_timeout_s
         self.chat_timeout_s = chat_timeout_s
         self.store = store
@@ -523,7 +526,7 @@ class DebuggerTools:
             self._check_uid(args.uid)
         answer = await self._command(
             "take_screenshot",
-            args.wire(),
+            args.command(),
             failure="SCREENSHOT_FAILED",
         )
         data = answer.get("data")
@@ -550,6 +553,12 @@ class DebuggerTools:
         }
         if args.uid is not None:
             meta["uid"] = args.uid
+        if args.as_ref:
+            # The image stays out of the agent's context until it reads the ref.
+            name = f"screenshot-{args.uid or 'target'}.{args.format}"
+            ref = self.artefacts.put(base64.b64decode(data), mime=mime, display_name=name)
+            meta["ref"] = ref.wire()
+            return CallToolResult(content=[TextContent(text=json.dumps(meta, indent=2))], structured_content=meta)
         return CallToolResult(
             content=[ImageContent(data=data, mime_type=mime), TextContent(text=json.dumps(meta, indent=2))],
             structured_content=meta,

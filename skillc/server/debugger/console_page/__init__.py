@@ -386,7 +386,9 @@ def build_debug_server(
     descriptor = DebugDescriptor(
         skills=skill_paths or [s.display for s in catalogue.skills], versions=runtime_versions(chromium)
     )
-    debugger = build_debugger_app(catalogue, channel, descriptor=descriptor, security=prepared.security)
+    debugger = build_debugger_app(
+        catalogue, channel, descriptor=descriptor, security=prepared.security, artefacts=prepared.server.artefacts
+    )
     feed = ConsoleFeed(channel.broadcast)
     prepared.server.console_observers.append(feed.add)
 
