@@ -10,6 +10,7 @@ stale_control; another client's card gives denied; the listing says ui_control i
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -124,6 +125,16 @@ def test_the_order_is_completed_through_ui_control(server: ServeHandle) -> None:
     assert asked == ["confirmOrder (risk L3) needs your consent.", "payOrder (risk L3) needs your consent."]
     denied = out["denied"]
     assert (denied["ok"], denied["error_code"]) == (False, "denied")
+    # Each act is an audit record in the audit log (and in the session's events).
+    cards = server.prepared.server.cards("coffee-skill")
+    assert cards is not None
+    records = [json.loads(r) for r in cards.runtime.audit.ui_records()]
+    assert [(r["action"], r["node_id"], r["ok"], r.get("error_code")) for r in records] == [
+        ("tap", out["latte"]["id"], True, None),
+        ("tap", out["latte"]["id"], False, "stale_control"),
+        ("tap", out["button"]["id"], True, None),
+    ]
+    assert records[0]["label"].startswith("燕麦拿铁") and records[0]["before"] != records[0]["after"]
 
 
 def test_without_ui_control_the_listing_says_so(tmp_path_factory: pytest.TempPathFactory) -> None:

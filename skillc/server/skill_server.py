@@ -277,6 +277,12 @@ class SkillServer:
         if answer is not None:
             verdict = "ok" if record.ok else record.error_code or "failed"
             answer.trace.ui_action(record.action, record.node_id, verdict, record.wire())
+        served = self._skills.get(record.skill or "")
+        if served is not None:
+            try:
+                served.runtime.audit.write_ui(record.model_dump_json())
+            except Exception:  # a full disk must not turn an agent's tap into an error
+                log.exception("the ui_control audit record could not be written")
         log.info("ui_control %s on %s/%s: %s", record.action, record.card_id, record.node_id, record.error_code or "ok")
 
     async def list_resources(

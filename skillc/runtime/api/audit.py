@@ -16,6 +16,10 @@ CREATE TABLE IF NOT EXISTS audit (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   record TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ui_audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  record TEXT NOT NULL
+);
 """
 
 
@@ -35,6 +39,14 @@ class AuditLog:
 
     def write(self, record: AuditRecord) -> None:
         self._conn().execute("INSERT INTO audit (record) VALUES (?)", (record.model_dump_json(by_alias=True),))
+
+    def write_ui(self, record_json: str) -> None:
+        """One action an agent took on a card (the server's ui_control audit record, as JSON)."""
+        self._conn().execute("INSERT INTO ui_audit (record) VALUES (?)", (record_json,))
+
+    def ui_records(self, *, limit: int = 1000) -> list[str]:
+        rows = self._conn().execute("SELECT record FROM ui_audit ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [str(r[0]) for r in reversed(rows)]
 
     def records(self, *, limit: int = 1000) -> list[AuditRecord]:
         """The newest ``limit`` records, oldest first."""
