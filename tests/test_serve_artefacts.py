@@ -82,3 +82,26 @@ def test_the_card_view_reads_a_card_by_reference(
         reads = [m for m in host.log if m.get("method") == "resources/read" and m.get("direction") == "view->host"]
         assert [m["params"]["uri"] for m in reads] == [result["_meta"]["skillc/card"]["documentRef"]["uri"]]
         assert host.errors == [] and host.csp_violations == []
+
+
+def test_an_oversized_result_keeps_its_data_by_reference(tmp_path: Path) -> None:
+    # A card's data over the limit: the card falls back to a CardSpec card, which shows what
+    # fits; the whole structuredContent stays readable by reference.
+    runtime = RuntimeConfig(state_dir=tmp_path, card_max_data_bytes=1024)
+    with ServeHandle.start(ServeOptions(paths=(COFFEE,), port=0, runtime=runtime)) as handle:
+
+        async def session() -> tuple[Any, bytes]:
+            async with apps_client(handle.url) as client:
+                shown = await client.call_tool("searchDrinks", {"keyword": ""})
+                ref = shown.meta["skillc/fallback"]["dataRef"]
+                read = await client.read_resource(ref["uri"])
+                return shown, base64.b64decode(read.contents[0].blob)
+
+        shown, body = asyncio.run(session())
+    fallback = shown.meta["skillc/fallback"]
+    assert "skillc/card" not in shown.meta
+    assert fallback["componentPath"] == "components/drink-list/index"
+    ref = fallback["dataRef"]
+    assert ref["uri"] == f"artefact://sha256/{hashlib.sha256(body).hexdigest()}"
+    assert (ref["mime"], ref["display_name"]) == ("application/json", "structuredContent.json")
+    assert json.loads(body) == shown.structured_content and len(body) > 1024

@@ -238,3 +238,27 @@ def document_by_reference(
     slim = {k: v for k, v in card.items() if k != "document"}
     slim["documentRef"] = ref.wire()
     return result.model_copy(update={"meta": {**meta, CARD_META: slim}})
+
+
+def fallback_data_by_reference(
+    result: CallToolResult, store: ArtefactStore, *, session_id: str, tool_call_id: str | None
+) -> CallToolResult:
+    """A fallback card shows only what fits an Adaptive Card (long lists and texts are cut): the
+    whole ``structuredContent`` it was built from is kept as an artefact, ``dataRef`` in
+    ``_meta["skillc/fallback"]``, so nothing of an oversized result is lost."""
+    meta = result.meta or {}
+    fallback = meta.get(FALLBACK_META)
+    if not isinstance(fallback, dict) or result.structured_content is None:
+        return result
+    body = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    try:
+        ref = store.put(
+            body,
+            mime="application/json",
+            display_name="structuredContent.json",
+            session_id=session_id,
+            tool_call_id=tool_call_id,
+        )
+    except ArtefactTooLarge:
+        return result
+    return result.model_copy(update={"meta": {**meta, FALLBACK_META: {**fallback, "dataRef": ref.wire()}}})

@@ -77,7 +77,14 @@ from skillc.server.events import (
 )
 from skillc.server.registry import ToolRegistry, ToolResult, ToolSpec, error_result
 from skillc.server.request_log import Outcome, RequestRecord, emit
-from skillc.server.results import call_result, document_by_reference, event_result, wire_safe, with_console
+from skillc.server.results import (
+    call_result,
+    document_by_reference,
+    event_result,
+    fallback_data_by_reference,
+    wire_safe,
+    with_console,
+)
 from skillc.server.skill_docs import SKILL_MD_MIME, SkillDoc, instructions, skill_doc
 from skillc.server.tools import (
     APP_MIME_TYPE,
@@ -539,6 +546,9 @@ class SkillServer:
                 self.inline_document_bytes,
                 session_id=trace.session_id,
                 tool_call_id=trace.tool_call_id,
+            )
+            result = fallback_data_by_reference(
+                result, self.artefacts, session_id=trace.session_id, tool_call_id=trace.tool_call_id
             )
         return with_console(result, [("api-vm", outcome.api.console), ("card-vm", outcome.console)])
 
