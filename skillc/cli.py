@@ -951,6 +951,20 @@ def _given(ctx: click.Context, name: str) -> bool:
     "the tool listing then says disabled_by_policy.",
 )
 @click.option(
+    "--max-events",
+    type=click.IntRange(1, 1_000_000),
+    default=1000,
+    show_default=True,
+    help="Events kept per session in events://session/<id> (the oldest are dropped).",
+)
+@click.option(
+    "--max-event-bytes",
+    type=click.IntRange(64, 1_048_576),
+    default=4096,
+    show_default=True,
+    help="UTF-8 bytes of one event message (longer ones are cut, with a truncation record).",
+)
+@click.option(
     "--log-format",
     type=click.Choice(["text", "json"]),
     default="text",
@@ -981,6 +995,8 @@ def serve(
     width: int,
     strict_output: bool,
     no_ui_control: bool,
+    max_events: int,
+    max_event_bytes: int,
     log_format: str,
     dns_rebinding_protection: bool,
     allowed_hosts: tuple[str, ...],
@@ -1020,6 +1036,7 @@ def serve(
     from skillc.runtime.config import RuntimeConfig, default_state_dir
     from skillc.server import request_log
     from skillc.server.consent import ConsentPolicy
+    from skillc.server.events import EventLimits
     from skillc.server.runner import ServeOptions, endpoint_url, prepare, serve_foreground
 
     request_log.configure("json" if log_format == "json" else "text", sys.stderr)
@@ -1040,6 +1057,7 @@ def serve(
         allowed_origins=allowed_origins,
         strict_output=strict_output,
         ui_control=not no_ui_control,
+        events=EventLimits(max_events=max_events, max_message_bytes=max_event_bytes),
     )
     prepared = prepare(options, lambda s: click.echo(f"loading {s.package.name} ({s.display})...", err=True))
     if prepared.diagnostics:

@@ -164,3 +164,23 @@ def test_a_2025_stdio_client_gets_console_lines_after_set_level(tmp_path: Path) 
     level, logger, text = after[0]
     assert (level, logger) == ("info", "coffee-skill/api-vm")
     assert text.startswith("[coffee-skill] searchDrinks took ")
+
+
+def test_max_events_bounds_the_session_buffer(tmp_path: Path) -> None:
+    async def session() -> dict[str, object]:
+        command, *args = _serve_command(tmp_path, "--max-events", "3", "--max-event-bytes", "64")
+        params = StdioServerParameters(command=command, args=args, cwd=str(ROOT))
+        with (tmp_path / "stderr.txt").open("w", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                for _ in range(3):
+                    shown = await client.call_tool("searchDrinks", {"keyword": "latte"})
+                assert shown.meta is not None
+                read = await client.read_resource(shown.meta["skillc/events"])
+                page: dict[str, object] = json.loads(read.contents[0].text)  # type: ignore[union-attr]
+                return page
+
+    page = asyncio.run(asyncio.wait_for(session(), 120))
+    assert page["retained_count"] == 3 and page["dropped_count"] > 0
+    events = page["events"]
+    assert isinstance(events, list) and len(events) == 3
+    assert all(len(str(e["message"]).encode()) <= 64 for e in events)

@@ -22,6 +22,7 @@ from skillc.ir.viewport import Viewport
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.catalog import LoadedSkill, build_catalogue, load_paths
 from skillc.server.consent import ConsentPolicy
+from skillc.server.events import EventLimits
 from skillc.server.http_app import MCP_PATH, build_app, security_settings
 from skillc.server.skill_server import SkillServer
 
@@ -43,6 +44,7 @@ class ServeOptions:
     inline_document_bytes: int = 256 * 1024
     # Serve the ui_control__* tools (agents operating cards); False lists them as disabled_by_policy.
     ui_control: bool = True
+    events: EventLimits | None = None  # bounds of the events://session buffers
 
 
 @dataclass
@@ -69,6 +71,7 @@ def prepare(options: ServeOptions, progress: Callable[[LoadedSkill], object] | N
         strict_output=options.strict_output,
         inline_document_bytes=options.inline_document_bytes,
         ui_control=options.ui_control,
+        events=options.events,
         progress=progress,
     )
     security = security_settings(options.dns_rebinding_protection, options.allowed_hosts, options.allowed_origins)
