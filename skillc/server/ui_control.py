@@ -45,7 +45,7 @@ from skillc.ir.events import EVENT_NAMES, bubbles
 from skillc.ir.render import TEXT, RenderNode
 from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.cards.card_models import ApiCallAction, CardView, SendFollowUpMessage
-from skillc.server.registry import ToolResult, ToolSpec, error_result
+from skillc.server.registry import ToolHandler, ToolResult, ToolSpec, error_result
 
 log = logging.getLogger("skillc.server.ui_control")
 
@@ -827,110 +827,123 @@ def _tool(
     )
 
 
+@dataclass(frozen=True)
+class _UiTool:
+    """One ui_control tool: its MCP definition, what it runs and how its answer reads as text."""
+
+    name: str
+    title: str
+    description: str
+    request: type[_Model]
+    answer: type[_Model]
+    read_only: bool
+    timeout_ms: int
+    run: Callable[[UiControl, Any, str], Awaitable[Any]]
+    describe: Callable[[Any, Any], str]
+
+
+def _find_text(req: UiFindRequest, res: UiFindResult) -> str:
+    if not res.ok:
+        return _failure(FIND_TOOL, res.error_code, res.message)
+    first = ", ".join(f"{n.id} ({n.role}) {n.label or ''}".strip() for n in res.matches[:5])
+    return f"{len(res.matches)} match(es) in snapshot {res.snapshot_id}" + (f": {first}" if first else "")
+
+
+def _act_text(req: UiActionRequest, res: UiActionResult) -> str:
+    if not res.ok:
+        return _failure(ACT_TOOL, res.error_code, res.message)
+    ran = ", ".join(res.handled) or "no handler"
+    calls = ", ".join(f"{f.api_name}: {f.status}" for f in res.follow_up)
+    return f"{req.action} on {req.node_id}: {ran} ran" + (f"; follow-up {calls}" if calls else "")
+
+
+def _wait_text(cond: UiWaitCondition, res: UiWaitResult) -> str:
+    if res.ok:
+        return f"{cond.kind} held after {res.elapsed_s:g} s"
+    return _failure(WAIT_TOOL, res.error_code, res.message)
+
+
+_LOOP_NOTE = "Use the skill's own tools first; ui_control is for what only the card shows."
+_TOOLS = (
+    _UiTool(
+        SNAPSHOT_TOOL,
+        "UI snapshot of a card",
+        "Observe one live card as a bounded control tree (roles, labels, events) and get a "
+        f"snapshot_id for ui_control__act. {_LOOP_NOTE}",
+        UiSnapshotRequest,
+        UiSnapshot,
+        True,
+        10_000,
+        lambda control, req, caller: control.snapshot(req.card_id, caller),
+        lambda _req, snap: _snapshot_text(snap),
+    ),
+    _UiTool(
+        FIND_TOOL,
+        "Find card controls",
+        "Locate controls of a card by query, role, label or node id; returns their ids and a snapshot_id.",
+        UiFindRequest,
+        UiFindResult,
+        True,
+        10_000,
+        lambda control, req, caller: control.find(req, caller),
+        _find_text,
+    ),
+    _UiTool(
+        ACT_TOOL,
+        "Act on a card control",
+        "Perform one card event (tap; load / error on an image) on a control, as the user's tap would, "
+        "with the snapshot_id it came from: a control changed since is stale_control. Follow-up api "
+        "calls the card makes run through the skill's tools, consent included.",
+        UiActionRequest,
+        UiActionResult,
+        False,
+        60_000,
+        lambda control, req, caller: control.act(req, caller),
+        _act_text,
+    ),
+    _UiTool(
+        WAIT_TOOL,
+        "Wait for a card state",
+        "Poll a card inside the call until a text equals / contains a value, a node appears or goes, "
+        f"or the card expires; timeout after timeout_s (at most {MAX_WAIT_S:g} s).",
+        UiWaitCondition,
+        UiWaitResult,
+        True,
+        int(MAX_WAIT_S * 1000) + 5_000,
+        lambda control, cond, caller: control.wait_for(cond, caller),
+        _wait_text,
+    ),
+)
+
+
 def ui_control_tools(control: UiControl, caller_of: CallerOf) -> list[ToolSpec]:
     """``ui_control__snapshot``, ``__find``, ``__act``, ``__wait_for``; ``caller_of(ctx)`` is the
-    calling user's id (compared with each card's owner)."""
+    calling user's id (compared with each card's owner). Bad arguments are ``isError`` results;
+    every other outcome, error codes included, is data the agent branches on."""
 
-    async def snapshot(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        try:
-            req = UiSnapshotRequest.model_validate(params.arguments or {})
-        except ValidationError as err:
-            return _invalid(SNAPSHOT_TOOL, err)
-        snap = await control.snapshot(req.card_id, caller_of(ctx))
-        return _result(snap, _snapshot_text(snap))
+    def handler(spec: _UiTool) -> ToolHandler:
+        async def handle(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
+            try:
+                req = spec.request.model_validate(params.arguments or {})
+            except ValidationError as err:
+                return _invalid(spec.name, err)
+            res = await spec.run(control, req, caller_of(ctx))
+            return _result(res, spec.describe(req, res))
 
-    async def find(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        try:
-            req = UiFindRequest.model_validate(params.arguments or {})
-        except ValidationError as err:
-            return _invalid(FIND_TOOL, err)
-        res = await control.find(req, caller_of(ctx))
-        if not res.ok:
-            text = _failure(FIND_TOOL, res.error_code, res.message)
-        else:
-            first = ", ".join(f"{n.id} ({n.role}) {n.label or ''}".strip() for n in res.matches[:5])
-            text = f"{len(res.matches)} match(es) in snapshot {res.snapshot_id}" + (f": {first}" if first else "")
-        return _result(res, text)
+        return handle
 
-    async def act(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        try:
-            req = UiActionRequest.model_validate(params.arguments or {})
-        except ValidationError as err:
-            return _invalid(ACT_TOOL, err)
-        res = await control.act(req, caller_of(ctx))
-        if not res.ok:
-            text = _failure(ACT_TOOL, res.error_code, res.message)
-        else:
-            ran = ", ".join(res.handled) or "no handler"
-            calls = ", ".join(f"{f.api_name}: {f.status}" for f in res.follow_up)
-            text = f"{req.action} on {req.node_id}: {ran} ran" + (f"; follow-up {calls}" if calls else "")
-        return _result(res, text)
-
-    async def wait_for(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        try:
-            cond = UiWaitCondition.model_validate(params.arguments or {})
-        except ValidationError as err:
-            return _invalid(WAIT_TOOL, err)
-        res = await control.wait_for(cond, caller_of(ctx))
-        text = (
-            f"{cond.kind} held after {res.elapsed_s:g} s"
-            if res.ok
-            else _failure(WAIT_TOOL, res.error_code, res.message)
-        )
-        return _result(res, text)
-
-    loop_note = "Use the skill's own tools first; ui_control is for what only the card shows."
     return [
         ToolSpec(
             _tool(
-                SNAPSHOT_TOOL,
-                "UI snapshot of a card",
-                "Observe one live card as a bounded control tree (roles, labels, events) and get a "
-                f"snapshot_id for ui_control__act. {loop_note}",
-                UiSnapshotRequest,
-                UiSnapshot,
-                read_only=True,
-                ms=10_000,
+                t.name,
+                t.title,
+                t.description,
+                t.request,
+                t.answer,
+                read_only=t.read_only,
+                ms=t.timeout_ms,
             ),
-            snapshot,
-        ),
-        ToolSpec(
-            _tool(
-                FIND_TOOL,
-                "Find card controls",
-                "Locate controls of a card by query, role, label or node id; returns their ids and a snapshot_id.",
-                UiFindRequest,
-                UiFindResult,
-                read_only=True,
-                ms=10_000,
-            ),
-            find,
-        ),
-        ToolSpec(
-            _tool(
-                ACT_TOOL,
-                "Act on a card control",
-                "Perform one card event (tap; load / error on an image) on a control, as the user's tap would, "
-                "with the snapshot_id it came from: a control changed since is stale_control. Follow-up api "
-                "calls the card makes run through the skill's tools, consent included.",
-                UiActionRequest,
-                UiActionResult,
-                read_only=False,
-                ms=60_000,
-            ),
-            act,
-        ),
-        ToolSpec(
-            _tool(
-                WAIT_TOOL,
-                "Wait for a card state",
-                "Poll a card inside the call until a text equals / contains a value, a node appears or goes, "
-                f"or the card expires; timeout after timeout_s (at most {MAX_WAIT_S:g} s).",
-                UiWaitCondition,
-                UiWaitResult,
-                read_only=True,
-                ms=int(MAX_WAIT_S * 1000) + 5_000,
-            ),
-            wait_for,
-        ),
+            handler(t),
+        )
+        for t in _TOOLS
     ]
