@@ -4,10 +4,12 @@ and served as the MCP resource :data:`DESCRIPTOR_URI` by the Debugger MCP and by
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 from typing import Literal
 
+from mcp_types import ReadResourceResult, Resource, TextResourceContents
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -73,3 +75,21 @@ def runtime_versions(chromium: str | None = None) -> RuntimeVersions:
             return None
 
     return RuntimeVersions(mcp=_v("mcp"), quickjs=_v("quickjs") or _v("quickjs-ng"), chromium=chromium)
+
+
+def descriptor_resource(description: str) -> Resource:
+    """The descriptor's ``resources/list`` entry (the same URI on the Debugger MCP and the skills' MCP)."""
+    return Resource(
+        uri=DESCRIPTOR_URI,
+        name="debug-descriptor",
+        title="skillc debug descriptor",
+        description=description,
+        mime_type="application/json",
+    )
+
+
+def descriptor_read(descriptor: DebugDescriptor) -> ReadResourceResult:
+    text = json.dumps(descriptor.wire(), ensure_ascii=False, indent=2)
+    return ReadResourceResult(
+        contents=[TextResourceContents(uri=DESCRIPTOR_URI, mime_type="application/json", text=text)]
+    )

@@ -66,7 +66,7 @@ from skillc.server.artefacts import resource_template as artefact_template
 from skillc.server.call_trace import CallTrace
 from skillc.server.catalog import Catalogue, LoadedSkill
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
-from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor
+from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor, descriptor_read, descriptor_resource
 from skillc.server.events import (
     EVENTS_URI_TEMPLATE,
     EventHub,
@@ -296,13 +296,8 @@ class SkillServer:
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
         resources = [
-            Resource(
-                uri=DESCRIPTOR_URI,
-                name="debug-descriptor",
-                title="skillc debug descriptor",
-                description="Whether a debugger is available, listening or connected for these skills, and how to "
-                "attach one.",
-                mime_type="application/json",
+            descriptor_resource(
+                "Whether a debugger is available, listening or connected for these skills, and how to attach one."
             )
         ]
         resources += [
@@ -352,8 +347,7 @@ class SkillServer:
                 raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
             return ReadResourceResult(contents=[blob])
         if uri == DESCRIPTOR_URI:
-            text = json.dumps(self.descriptor().wire(), ensure_ascii=False, indent=2)
-            return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=text)])
+            return descriptor_read(self.descriptor())
         doc = next((s.doc for s in self._skills.values() if s.doc.uri == uri), None)
         if doc is not None:
             return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type=SKILL_MD_MIME, text=doc.text)])

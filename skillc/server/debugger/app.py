@@ -27,8 +27,6 @@ from mcp_types import (
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResult,
-    Resource,
-    TextResourceContents,
 )
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -42,7 +40,7 @@ from skillc.server.catalog import Catalogue
 from skillc.server.debugger.channel import CHAT_TIMEOUT_S, COMMAND_TIMEOUT_S, ConsoleChannel, NoConsole
 from skillc.server.debugger.snapshot import AgentTraceSnapshot, PageTarget, RenderTargets, SnapshotStore, WidgetTarget
 from skillc.server.debugger.tools import DebuggerTools
-from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor
+from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor, descriptor_read, descriptor_resource
 from skillc.server.http_app import Cors, security_settings
 from skillc.server.registry import ToolResult
 from skillc.server.results import wire_safe
@@ -147,12 +145,8 @@ class DebuggerServer:
     async def list_resources(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        resource = Resource(
-            uri=DESCRIPTOR_URI,
-            name="debug-descriptor",
-            title="skillc debug descriptor",
-            description="State, host, port, URLs, process id, runtime versions and skill paths of this debugger.",
-            mime_type="application/json",
+        resource = descriptor_resource(
+            "State, host, port, URLs, process id, runtime versions and skill paths of this debugger."
         )
         return ListResourcesResult(resources=[resource])
 
@@ -167,8 +161,7 @@ class DebuggerServer:
             return ReadResourceResult(contents=[blob])
         if uri != DESCRIPTOR_URI:
             raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
-        text = json.dumps(self.descriptor.wire(), ensure_ascii=False, indent=2)
-        return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=text)])
+        return descriptor_read(self.descriptor)
 
 
 async def _read_json(request: Request) -> Any:
