@@ -254,3 +254,26 @@ def test_a_bad_events_uri_is_a_protocol_error(server: ServeHandle) -> None:
                 await client.read_resource("events://session/s-x?since=1")
 
     asyncio.run(session())
+
+
+def test_the_bound_holds_over_http(tmp_path: Path) -> None:
+    from skillc.server.events import EventLimits as Limits
+
+    options = ServeOptions(
+        paths=(COFFEE,), port=0, runtime=RuntimeConfig(state_dir=tmp_path), events=Limits(max_events=100)
+    )
+    with ServeHandle.start(options) as handle:
+
+        async def session() -> dict[str, Any]:
+            async with _client(handle.url, "flood") as client:
+                shown = await client.call_tool("searchDrinks", {})
+                uri = shown.meta["skillc/events"]
+                sid = uri.removeprefix("events://session/")
+                for i in range(10_000):  # what 10 000 console lines of one session would leave
+                    handle.prepared.server.events.append(sid, "api-vm", "console", "info", f"line {i}")
+                return await _read(client, f"{uri}?limit=1000")
+
+        page = asyncio.run(session())
+    assert (page["retained_count"], len(page["events"])) == (100, 100)
+    assert page["newest_cursor"] - page["oldest_cursor"] == 99 and page["dropped_count"] >= 10_000 - 100
+    assert page["events"][-1]["message"] == "line 9999"
