@@ -9,6 +9,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,12 @@ from tests.conftest import COFFEE
 from tests.test_server import apps_client
 
 __all__ = ["apps_bridge_bundle", "apps_browser"]  # fixtures from tests/apps_bridge.py
+
+
+def run(coro: Any) -> Any:
+    """``asyncio.run`` on a thread of its own: the module's sync Playwright keeps a loop on this one."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +61,7 @@ def test_a_large_card_comes_as_an_artefact_ref(server: ServeHandle) -> None:
                 await other.read_resource("artefact://sha256/" + "0" * 64)
         return templates, shown, read
 
-    templates, shown, read = asyncio.run(session())
+    templates, shown, read = run(session())
     assert "artefact://sha256/{digest}" in [t.uri_template for t in templates.resource_templates]
     card = shown.meta["skillc/card"]
     assert "document" not in card
@@ -97,7 +104,7 @@ def test_an_oversized_result_keeps_its_data_by_reference(tmp_path: Path) -> None
                 read = await client.read_resource(ref["uri"])
                 return shown, base64.b64decode(read.contents[0].blob)
 
-        shown, body = asyncio.run(session())
+        shown, body = run(session())
     fallback = shown.meta["skillc/fallback"]
     assert "skillc/card" not in shown.meta
     assert fallback["componentPath"] == "components/drink-list/index"
