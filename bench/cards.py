@@ -5,9 +5,11 @@
 Per tap: the JS handler (onSelect: setData + sendFollowUpMessage), taking the setData changes,
 the incremental re-render and the diff, measured on the card's own thread (``Card.event``); and
 the same through ``CardHost.event`` (thread hop, SQLite write of data, no document copy). RSS is
-sampled every 100 taps. The peer is miniprogram-simulate (j-component in jsdom) doing the
-handler + setData + DOM update for the same template (bench/peer_tap.js), when node and the npm
-peers are installed.
+sampled every 100 taps. CPU per tap is ``time.process_time`` over the taps divided by their
+number (the whole process). The peer is miniprogram-simulate (j-component in jsdom) tapping the
+same card the same way (bench/peer_tap.js: j-component's dispatch of ``tap`` on the item inside
+the scroll-view, reaching its bindtap; handler + setData + DOM update), when node and the npm
+peers are installed; its CPU is node's ``process.cpuUsage``.
 """
 
 from __future__ import annotations
@@ -84,8 +86,9 @@ async def measure(drinks: int, taps: int) -> dict[str, Any]:
         live = host._live.get(card_id)  # the bench reaches in to time the card on its own thread
         assert live is not None
 
-        def on_thread() -> tuple[list[float], list[float]]:
+        def on_thread() -> tuple[list[float], list[float], float]:
             times, rss = [], []
+            cpu0 = time.process_time()
             for i in range(taps):
                 t0 = time.perf_counter()
                 step = live.card.event(nodes[i % 2], "tap", None)
@@ -93,11 +96,12 @@ async def measure(drinks: int, taps: int) -> dict[str, Any]:
                 assert step.patches and not step.diagnostics
                 if i % 100 == 0:
                     rss.append(rss_mb())
+            cpu = time.process_time() - cpu0
             rss.append(rss_mb())
-            return times, rss
+            return times, rss, cpu
 
         loop = asyncio.get_running_loop()
-        core, rss = await loop.run_in_executor(live.executor, on_thread)
+        core, rss, cpu_s = await loop.run_in_executor(live.executor, on_thread)
         hosted = []
         for i in range(taps):
             t0 = time.perf_counter()
@@ -113,23 +117,28 @@ async def measure(drinks: int, taps: int) -> dict[str, Any]:
         "drinks": drinks,
         "median_ms": statistics.median(core),
         "p95_ms": core[int(len(core) * 0.95)],
+        "cpu_ms": cpu_s * 1000 / taps,
         "host_median_ms": statistics.median(hosted),
         "rss_first_mb": rss[1] if len(rss) > 1 else rss[0],
         "rss_last_mb": rss[-1],
     }
 
 
-def peer(drinks: int, taps: int) -> dict[str, float] | None:
+def peer(drinks: int, taps: int) -> dict[str, float] | str:
+    """The peer's figures, or why there are none."""
     node = shutil.which("node")
-    if node is None or not PEERS.is_dir():
-        return None
+    if node is None or not (PEERS / "miniprogram-simulate").is_dir():
+        return "node or the npm peers are not installed (make peers)"
     proc = subprocess.run(
         [node, str(ROOT / "bench" / "peer_tap.js"), str(PEERS), str(WXML), str(drinks), str(taps)],
         capture_output=True,
         text=True,
         timeout=600,
     )
-    return json.loads(proc.stdout) if proc.returncode == 0 else None
+    if proc.returncode != 0:
+        return f"peer_tap.js failed: {proc.stderr.strip().splitlines()[-1:]}"
+    result: dict[str, float] = json.loads(proc.stdout)
+    return result
 
 
 def main() -> None:
@@ -141,13 +150,20 @@ def main() -> None:
     for n in (int(x) for x in args.drinks.split(",")):
         r = asyncio.run(measure(n, args.taps))
         p = peer(n, args.taps)
-        ratio = f", {r['median_ms'] / p['median']:.2f}x the peer's {p['median']:.3f} ms" if p else ""
         print(
-            f"  {n:3} drinks: per tap median {r['median_ms']:.3f} ms, p95 {r['p95_ms']:.3f} ms{ratio}; "
-            f"through CardHost.event {r['host_median_ms']:.3f} ms; "
+            f"  {n:3} drinks: per tap median {r['median_ms']:.3f} ms, p95 {r['p95_ms']:.3f} ms, "
+            f"CPU {r['cpu_ms']:.3f} ms; through CardHost.event {r['host_median_ms']:.3f} ms; "
             f"RSS after the first 100 taps {r['rss_first_mb']:.1f} MB, at the end {r['rss_last_mb']:.1f} MB "
             f"({r['rss_last_mb'] - r['rss_first_mb']:+.1f} MB)"
         )
+        if isinstance(p, str):
+            print(f"       peer (miniprogram-simulate): skipped, {p}")
+        else:
+            print(
+                f"       peer (miniprogram-simulate, dispatch tap on the item): median {p['median']:.3f} ms, "
+                f"p95 {p['p95']:.3f} ms, CPU {p['cpu_ms']:.3f} ms; skillc / peer: "
+                f"{r['median_ms'] / p['median']:.2f}x wall (median), {r['cpu_ms'] / p['cpu_ms']:.2f}x CPU"
+            )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 // The peer side of bench/render.py: WeChat's official component test framework
 // (miniprogram-simulate on j-component, in jsdom) rendering the same drink-list card.
 // Usage: node bench/peer_simulate.js <peers node_modules> <card.wxml> <rounds>
-// Prints one JSON object of median milliseconds.
+// Prints one JSON object: per case, median wall and median CPU (process.cpuUsage) milliseconds.
+// load_render_20 is simulate.load of the template text + render + attach (the like-for-like of
+// skillc's cold render), render_20 render + attach of a component loaded once (its warm render).
 'use strict'
 const path = require('path')
 const fs = require('fs')
@@ -30,26 +32,35 @@ function median (xs) {
 }
 
 function time (fn) {
+  const c0 = process.cpuUsage()
   const t0 = process.hrtime.bigint()
   fn()
-  return Number(process.hrtime.bigint() - t0) / 1e6
+  const wall = Number(process.hrtime.bigint() - t0) / 1e6
+  const c = process.cpuUsage(c0)
+  return { wall, cpu: (c.user + c.system) / 1000 }
 }
 
+const data = (n) => ({ title: 'Menu', keyword: '', drinks: drinks(n), selectedId: 'd1' })
+
 function mount (n) {
-  const id = simulate.load({ template: wxml, data: { title: 'Menu', keyword: '', drinks: drinks(n), selectedId: 'd1' } })
+  const id = simulate.load({ template: wxml, data: data(n) })
   const comp = simulate.render(id)
   comp.attach(document.body)
   return comp
 }
 
-const result = { first_render_20: [], set_price_20: [], set_price_1000: [], replace_1000: [] }
+const loaded20 = simulate.load({ template: wxml, data: data(20) })
+const result = { load_render_20: [], render_20: [], set_price_20: [], set_price_1000: [], replace_1000: [] }
 const WARMUP = 3  // let V8 compile the hot paths before measuring, as for our side
 for (let r = 0; r < rounds + WARMUP; r++) {
   if (r === WARMUP) for (const k of Object.keys(result)) result[k].length = 0
   let comp
-  result.first_render_20.push(time(() => { comp = mount(20) }))
+  result.load_render_20.push(time(() => { comp = mount(20) }))
   result.set_price_20.push(time(() => comp.setData({ 'drinks[3].price': 99 + r })))
   comp.detach()
+  let warm
+  result.render_20.push(time(() => { warm = simulate.render(loaded20); warm.attach(document.body) }))
+  warm.detach()
   const big = mount(1000)
   result.set_price_1000.push(time(() => big.setData({ 'drinks[3].price': 99 + r })))
   const replacement = drinks(1000, r + 1)
@@ -57,5 +68,7 @@ for (let r = 0; r < rounds + WARMUP; r++) {
   big.detach()
 }
 const out = {}
-for (const k of Object.keys(result)) out[k] = median(result[k])
+for (const k of Object.keys(result)) {
+  out[k] = { wall: median(result[k].map((x) => x.wall)), cpu: median(result[k].map((x) => x.cpu)) }
+}
 process.stdout.write(JSON.stringify(out) + '\n')

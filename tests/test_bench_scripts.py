@@ -1,0 +1,74 @@
+"""The bench scripts run where `make bench` runs them: bench/frontend.py with a wcc binary that npm
+installed without its execute bit, and bench/growth.py at small sizes. Speed is not asserted."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.conftest import ROOT, require
+
+BENCH = ROOT / "bench"
+EXEC_BITS = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+
+
+def load_bench(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.node
+def test_frontend_bench_restores_the_execute_bit_of_wcc(
+    peers_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frontend = load_bench("frontend")
+    installed = peers_dir / "miniprogram-compiler" / "bin" / "linux" / "wcc"
+    require(installed.is_file(), f"{installed} is missing (make peers)")
+    assert installed == frontend.WCC  # the bench looks where npm puts it
+    wcc = tmp_path / "wcc"
+    shutil.copyfile(installed, wcc)  # copyfile: contents only, mode 0o644 as npm leaves it
+    os.chmod(wcc, 0o644)
+    assert os.stat(wcc).st_mode & EXEC_BITS == 0
+    seconds = frontend.wcc_seconds(frontend.generated_template(5_000), binary=wcc)
+    assert seconds is not None and seconds > 0
+    assert os.stat(wcc).st_mode & EXEC_BITS == EXEC_BITS
+    assert os.stat(wcc).st_mode & 0o777 == 0o755  # only the execute bits were added
+    out = capsys.readouterr().out
+    assert out.count("had no execute bit") == 1
+    # Once set, nothing more is said.
+    assert frontend.resolve_wcc(wcc) == wcc
+    assert "execute bit" not in capsys.readouterr().out
+
+
+def test_frontend_bench_without_peers_skips_wcc(tmp_path: Path) -> None:
+    frontend = load_bench("frontend")
+    assert frontend.resolve_wcc(tmp_path / "missing" / "wcc") is None
+    assert frontend.wcc_seconds("<view/>", binary=tmp_path / "missing" / "wcc") is None
+
+
+def test_growth_bench_prints_per_node_cost() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "growth.py"), "--sizes", "20,200", "--repeat", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if "us/node" in line]
+    assert len(lines) == 2, done.stdout
+    assert lines[0].split()[:2] == ["20", "items"] and lines[1].split()[:2] == ["200", "items"]
+    assert "ratio 1.00x / 1.00x" in lines[0]  # the 20-item cost is the baseline
+    assert done.stdout.count("setData one field") == 2
+    assert done.stdout.count("peak RSS") >= 2
