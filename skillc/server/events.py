@@ -22,15 +22,17 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 EventLevel = Literal["trace", "debug", "info", "warning", "error"]
+# The levels a console line maps to: in both the event levels and MCP's logging levels.
+ConsoleEventLevel = Literal["debug", "info", "warning", "error"]
 EVENTS_SCHEME = "events"
 EVENTS_URI_TEMPLATE = "events://session/{session_id}{?cursor,limit,drain}"
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 
-_CONSOLE_LEVELS: dict[str, EventLevel] = {"debug": "debug", "log": "info", "info": "info", "warn": "warning"}
+_CONSOLE_LEVELS: dict[str, ConsoleEventLevel] = {"debug": "debug", "log": "info", "info": "info", "warn": "warning"}
 
 
-def console_level(level: str) -> EventLevel:
+def console_level(level: str) -> ConsoleEventLevel:
     """The event level of a ``console.*`` level (``console.error`` and anything unknown: error)."""
     return _CONSOLE_LEVELS.get(level, "error")
 

@@ -29,7 +29,7 @@ from skillc.runtime.api.values import clean, replaced_note
 from skillc.runtime.cards.card_models import CallOutcome, EventOutcome
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.contracts import ContentBlock as ApiBlock
-from skillc.server.artefacts import ArtefactStore, ArtefactTooLarge
+from skillc.server.artefacts import ArtefactStore, ArtefactTooLarge, FileRef
 from skillc.server.registry import error_result
 from skillc.server.tools import CARD_EVENT_TOOL
 
@@ -212,6 +212,21 @@ def with_console(result: ToolResultT, sources: list[tuple[str, list[ConsoleEntry
 RENDER_IR_MIME = "application/vnd.skillc.render-ir+json"
 
 
+def _json_bytes(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _stored(
+    store: ArtefactStore, body: bytes, mime: str, name: str, session_id: str, tool_call_id: str | None
+) -> FileRef | None:
+    """``body`` as an artefact of the caller's session; None when the store cannot take it (the
+    value then stays inline, as before)."""
+    try:
+        return store.put(body, mime=mime, display_name=name, session_id=session_id, tool_call_id=tool_call_id)
+    except ArtefactTooLarge:
+        return None
+
+
 def document_by_reference(
     result: CallToolResult, store: ArtefactStore, limit: int, *, session_id: str, tool_call_id: str | None
 ) -> CallToolResult:
@@ -222,19 +237,13 @@ def document_by_reference(
     card = meta.get(CARD_META)
     if not isinstance(card, dict) or "document" not in card:
         return result
-    body = json.dumps(card["document"], ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    body = _json_bytes(card["document"])
     if len(body) <= limit:
         return result
-    try:
-        ref = store.put(
-            body,
-            mime=RENDER_IR_MIME,
-            display_name=f"{card.get('cardId', 'card')}.render-ir.json",
-            session_id=session_id,
-            tool_call_id=tool_call_id,
-        )
-    except ArtefactTooLarge:
-        return result  # the store cannot take it either: the card stays inline, as before
+    name = f"{card.get('cardId', 'card')}.render-ir.json"
+    ref = _stored(store, body, RENDER_IR_MIME, name, session_id, tool_call_id)
+    if ref is None:
+        return result
     slim = {k: v for k, v in card.items() if k != "document"}
     slim["documentRef"] = ref.wire()
     return result.model_copy(update={"meta": {**meta, CARD_META: slim}})
@@ -243,22 +252,16 @@ def document_by_reference(
 def fallback_data_by_reference(
     result: CallToolResult, store: ArtefactStore, *, session_id: str, tool_call_id: str | None
 ) -> CallToolResult:
-    """A fallback card shows only what fits an Adaptive Card (long lists and texts are cut): the
-    whole ``structuredContent`` it was built from is kept as an artefact, ``dataRef`` in
-    ``_meta["skillc/fallback"]``, so nothing of an oversized result is lost."""
+    """A component card that fell back shows only what fits an Adaptive Card (long lists and texts
+    are cut): the whole ``structuredContent`` it was built from is kept as an artefact, ``dataRef``
+    in ``_meta["skillc/fallback"]``, so nothing of an oversized result is lost. (An API with no
+    component, or a handoff, shows its data in the result itself: nothing to keep.)"""
     meta = result.meta or {}
     fallback = meta.get(FALLBACK_META)
-    if not isinstance(fallback, dict) or result.structured_content is None:
+    if not isinstance(fallback, dict) or not fallback.get("componentPath") or result.structured_content is None:
         return result
-    body = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    try:
-        ref = store.put(
-            body,
-            mime="application/json",
-            display_name="structuredContent.json",
-            session_id=session_id,
-            tool_call_id=tool_call_id,
-        )
-    except ArtefactTooLarge:
+    body = _json_bytes(result.structured_content)
+    ref = _stored(store, body, "application/json", "structuredContent.json", session_id, tool_call_id)
+    if ref is None:
         return result
     return result.model_copy(update={"meta": {**meta, FALLBACK_META: {**fallback, "dataRef": ref.wire()}}})

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar, get_args
 
 from mcp.server import Server
 from mcp.server.apps import EXTENSION_ID, client_supports_apps
@@ -72,6 +72,7 @@ from skillc.server.events import (
     EventHub,
     EventLimits,
     EventUriError,
+    console_level,
     events_uri,
     parse_events_uri,
 )
@@ -105,9 +106,8 @@ log = logging.getLogger("skillc.server")
 ConsoleObserver = Callable[[str, str, list[ConsoleEntry]], object]
 
 
-# MCP logging levels of the console levels a skill's JavaScript writes.
-_LOG_LEVEL: dict[str, LoggingLevel] = {"debug": "debug", "log": "info", "info": "info", "warn": "warning"}
-_LEVELS: tuple[LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# MCP's logging levels, least severe first (the order the SDK's literal declares).
+_LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
 _RUN_REFUSED = "RUN019"  # an L3/L4 call without consent
 _RUN_OUTPUT = "RUN016"  # structuredContent breaks the outputSchema
 EVENTS_META = "skillc/events"  # the events:// URI of the caller's session, in every tool result
@@ -576,7 +576,7 @@ class SkillServer:
         lowest = _LEVELS.index(floor)
         for source, lines in sources:
             for line in lines:
-                level = _LOG_LEVEL.get(line.level, "error")
+                level = console_level(line.level)  # the same mapping as the session events
                 if _LEVELS.index(level) < lowest:
                     continue
                 data = {
@@ -594,13 +594,12 @@ class SkillServer:
                     return
 
     async def _card_event(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        args = CardEventArgs.parse(params.arguments)
-        found = await self._card_skill_for(args)
+        found = await self._card_skill_for(CardEventArgs.parse(params.arguments))
         if isinstance(found, CallToolResult):
             return found
-        assert isinstance(args, CardEventArgs)
-        outcome = await self._skills[found].cards.event(args.card_id, args.node_id, args.event, args.detail)
-        self.observe(found, "card-vm", outcome.console)
+        args, skill = found
+        outcome = await self._skills[skill].cards.event(args.card_id, args.node_id, args.event, args.detail)
+        self.observe(skill, "card-vm", outcome.console)
         answer = _ANSWER.get(None)
         if answer is not None:
             answer.trace.console("card-vm", outcome.console)
@@ -608,22 +607,24 @@ class SkillServer:
         return with_console(event_result(outcome), [("card-vm", outcome.console)])
 
     async def _card_view(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        args = CardViewArgs.parse(params.arguments)
-        found = await self._card_skill_for(args)
+        found = await self._card_skill_for(CardViewArgs.parse(params.arguments))
         if isinstance(found, CallToolResult):
             return found
-        assert isinstance(args, CardViewArgs)
-        outcome = await self._skills[found].cards.restyle(
+        args, skill = found
+        outcome = await self._skills[skill].cards.restyle(
             args.card_id, color_scheme=args.color_scheme, width=args.width
         )
         return event_result(outcome)
 
-    async def _card_skill_for(self, args: CardEventArgs | CardViewArgs | str) -> str | CallToolResult:
-        """The skill of the card an app-only call names, or the error result it answers with."""
+    async def _card_skill_for(self, args: CardArgsT | str) -> tuple[CardArgsT, str] | CallToolResult:
+        """The arguments of an app-only call and the skill of the card they name, or the error
+        result the call answers with (bad arguments, an unknown card)."""
         if isinstance(args, str):
             return error_result(args)
         name = await self._skill_of_card(args.card_id)
-        return name if name is not None else error_result(f"no card {args.card_id} is known to this server")
+        if name is None:
+            return error_result(f"no card {args.card_id} is known to this server")
+        return args, name
 
     async def _skill_of_card(self, card_id: str) -> str | None:
         name = self._card_skill.get(card_id)
@@ -645,6 +646,7 @@ class SkillServer:
 
 
 _ANSWER: ContextVar[_Answer] = ContextVar("skillc_tool_answer")
+CardArgsT = TypeVar("CardArgsT", CardEventArgs, CardViewArgs)
 _UI_CTX: ContextVar[ServerRequestContext[Any]] = ContextVar("skillc_ui_control_ctx")
 
 

@@ -634,44 +634,34 @@ class UiControl:
             )
         view: CardView | None = found.view
         observed: str | None = None
+
+        def failed(code: UiErrorCode, message: str) -> UiWaitResult:
+            return UiWaitResult(
+                ok=False,
+                card_id=cond.card_id,
+                kind=cond.kind,
+                error_code=code,
+                message=message,
+                elapsed_s=round(time.monotonic() - started, 3),
+                observed_text=observed,
+            )
+
         while True:
-            elapsed = round(time.monotonic() - started, 3)
             if view is None:
-                return UiWaitResult(
-                    ok=False,
-                    card_id=cond.card_id,
-                    kind=cond.kind,
-                    error_code="not_found",
-                    message=f"card {cond.card_id} is gone",
-                    elapsed_s=elapsed,
-                    observed_text=observed,
-                )
+                return failed("not_found", f"card {cond.card_id} is gone")
             met, observed = _holds(cond, view)
             if met:
+                elapsed = round(time.monotonic() - started, 3)
                 return UiWaitResult(
                     ok=True, card_id=cond.card_id, kind=cond.kind, elapsed_s=elapsed, observed_text=observed
                 )
             if view.expired:  # an expired card no longer changes
-                return UiWaitResult(
-                    ok=False,
-                    card_id=cond.card_id,
-                    kind=cond.kind,
-                    error_code="expired",
-                    message=f"card {cond.card_id} expired before {cond.kind} held",
-                    elapsed_s=elapsed,
-                    observed_text=observed,
-                )
+                return failed("expired", f"card {cond.card_id} expired before {cond.kind} held")
             left = cond.timeout_s - (time.monotonic() - started)
             if left <= 0:
                 seen = "nothing" if observed is None else repr(_cut(observed, 200))
-                return UiWaitResult(
-                    ok=False,
-                    card_id=cond.card_id,
-                    kind=cond.kind,
-                    error_code="timeout",
-                    message=f"{cond.kind} did not hold within {cond.timeout_s:g} s; last observed text: {seen}",
-                    elapsed_s=elapsed,
-                    observed_text=observed,
+                return failed(
+                    "timeout", f"{cond.kind} did not hold within {cond.timeout_s:g} s; last observed text: {seen}"
                 )
             await asyncio.sleep(min(cond.poll_s, left))
             view = await found.host.card(cond.card_id)

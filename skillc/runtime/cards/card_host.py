@@ -253,7 +253,7 @@ class CardHost:
             update["color_scheme"] = color_scheme
         if width is not None:
             update["width"] = width
-        viewport = Viewport.model_validate({**current.model_dump(), **update})
+        viewport = current.model_copy(update=update)
         step, view = await self._run(live.executor, self._restyle_job, live, viewport)
         return await self._event_outcome(live, step, view, diags)
 
