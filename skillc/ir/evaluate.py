@@ -32,7 +32,8 @@ from skillc.ir.component import CompiledComponent
 from skillc.ir.datapath import DataPath, PathIndexError, merge_data, normalise
 from skillc.ir.diff import Patch, SetText, diff, diff_shallow
 from skillc.ir.expreval import Scope, evaluate
-from skillc.ir.instance import Elem, ElemInfo, Frame, Ids, Life, TextRun, ancestors_below
+from skillc.ir.gcpause import collector_paused
+from skillc.ir.instance import Elem, ElemInfo, Frame, Ids, TextRun
 from skillc.ir.jsvalue import JSValue, get_member, to_boolean, to_string, to_text
 from skillc.ir.render import RENDER_IR_VERSION, TEXT, EventBinding, RenderDocument, RenderNode, copy_json
 from skillc.ir.styles import CompiledStylesheet, ElementKey, StyleResolver, inherited_part
@@ -130,7 +131,8 @@ class CardRenderer:
         root.tchildren = self.component.template.root
         self._root = root
         try:
-            node.children = self._render_children(root)
+            with collector_paused:
+                node.children = self._render_children(root)
         except RenderLimitExceeded as exc:
             self._exceed(exc)
             self._trie = Trie()
@@ -151,7 +153,8 @@ class CardRenderer:
         self._expansions_left = self.limits.max_template_expansions
         self._items_left = self.limits.max_nodes
         try:
-            return self._update(changes)
+            with collector_paused:
+                return self._update(changes)
         except RenderLimitExceeded as exc:
             self._exceed(exc)
             return []
@@ -228,7 +231,7 @@ class CardRenderer:
     def _render_if(self, t: IfChain, parent: Elem, f: Frame, out: list[RenderNode]) -> None:
         index = self._branch(t, f.scope)
         if self._track:
-            w = Watch("if", parent, t, parent.life)
+            w = Watch("if", parent, t, parent.structure())
             w.state = index
             w.scope = f.scope
             for b in t.branches:
@@ -250,7 +253,6 @@ class CardRenderer:
         node = RenderNode(f.ids.of(t.path), t.tag, {}, {}, None, [])
         inst = Elem(t, node, parent, f)
         parent.kids.append(inst)
-        inst.ancestors = ancestors_below(parent)
         info = self._info(t)
         self._fill_element(inst, info, self._bound_values(info, f.scope))
         if self._track and info.deps:
@@ -317,7 +319,8 @@ class CardRenderer:
                     events[e.name] = EventBinding(handler, e.catch, dataset)
             node.events = events or None
         inst.sig = values
-        inst.key = ElementKey(t.tag, elem_id, tuple(classes.split()) if classes else ())
+        inst.key = _element_key(t.tag, elem_id, classes)
+        inst.below = None
         inst.inline = inline
         inst.hover = hover or None
         node.props = props
@@ -325,9 +328,7 @@ class CardRenderer:
 
     def _apply_style(self, inst: Elem) -> None:
         """Resolve the element's style (and hover style) from its key, ancestors and parent."""
-        parent = inst.parent
-        assert parent is not None
-        parent_style = parent.style if parent.parent is not None else None
+        parent_style = inst.pstyle
         style = self.styles.resolve(inst.ancestors, inst.key, inst.inline, parent_style)
         inst.style = style
         inst.node.style = style  # a fresh ResolvedStyle (a dict) per resolve: no copy needed
@@ -343,7 +344,7 @@ class CardRenderer:
         items_value = self._value(t.items, scope)
         items_path = self._abs_path(mustache, f) if mustache is not None else None
         if self._track:
-            w = Watch("for", parent, t, parent.life)
+            w = Watch("for", parent, t, parent.structure())
             w.items_path = items_path
             self._watch_parts(t.items, w, f)
         base = f.ids.of(t.path)
@@ -385,7 +386,7 @@ class CardRenderer:
 
     def _render_call(self, t: TemplateCall, parent: Elem, f: Frame, out: list[RenderNode]) -> None:
         if self._track:
-            w = Watch("call", parent, t, parent.life)
+            w = Watch("call", parent, t, parent.structure())
             if isinstance(t.name, Binding):
                 self._watch_parts(t.name, w, f)
             if t.data is not None:
@@ -513,8 +514,7 @@ class CardRenderer:
             inst.node.id, inst.node.type, inst.node.props, inst.node.style, inst.node.events, inst.node.children
         )
         inst.kill()
-        inst.life.alive = False
-        inst.life = Life()
+        inst.end_structure()
         inst.kids = []
         if before.children:
             self._nodes_left += _count(before.children)  # the old subtree's nodes go back to the budget
@@ -541,6 +541,12 @@ class CardRenderer:
         patches.extend(diff_shallow(before, node))
         if inst.key != old_key or _inherited(inst.style) != old_inherited:
             self._restyle_kids(inst, patches)
+        else:
+            # Nothing a child sees changed, but `inherit` may read any property of the parent's
+            # style object when the child is recomputed later: keep the children's copy current.
+            for kid in inst.kids:
+                if isinstance(kid, Elem):
+                    kid.pstyle = inst.style if inst.depth else None
 
     def _restyle_kids(self, inst: Elem, patches: list[Patch]) -> None:
         """A class or inherited style changed: descendants may match other rules now."""
@@ -550,7 +556,9 @@ class CardRenderer:
             if isinstance(kid, TextRun):
                 node.style = _inherited(inst.style)
             else:
-                kid.ancestors = ancestors_below(inst)
+                kid.ancestors = inst.inner_ancestors()
+                kid.pstyle = inst.style if inst.depth else None
+                kid.below = None
                 self._apply_style(kid)
             patches.extend(diff_shallow(before, node))
             if isinstance(kid, Elem):
@@ -596,6 +604,21 @@ def _resolver(sheet: CompiledStylesheet | None, viewport: Viewport) -> StyleReso
     resolver = StyleResolver(sheet, viewport)
     cache[(id(sheet), viewport)] = (sheet, resolver)
     return resolver
+
+
+# Element keys are interned: the items of a list share a handful of keys, and one shared
+# object instead of one per element is less for the allocator and the cycle collector.
+_KEYS: dict[tuple[str, str | None, str], ElementKey] = {}
+_KEYS_LIMIT = 4096
+
+
+def _element_key(tag: str, elem_id: str | None, classes: str) -> ElementKey:
+    found = _KEYS.get((tag, elem_id, classes))
+    if found is None:
+        if len(_KEYS) >= _KEYS_LIMIT:
+            _KEYS.clear()
+        found = _KEYS[(tag, elem_id, classes)] = ElementKey(tag, elem_id, tuple(classes.split()) if classes else ())
+    return found
 
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:

@@ -17,6 +17,10 @@ from skillc.ir.styles import ElementKey, ResolvedStyle
 from skillc.ir.template import Binding, Element, Node, Part, Text
 from skillc.ir.watch import PathScope, deps_of
 
+ROOT_KEY = ElementKey("root")
+_CHAINS: dict[tuple[ElementKey, ...], tuple[ElementKey, ...]] = {}
+_CHAINS_LIMIT = 4096
+
 
 class Ids:
     """Maps template paths to node ids inside loop instances and template calls."""
@@ -100,11 +104,19 @@ class Life:
 
 
 class Elem:
-    """An element instance: what is needed to recompute it and to re-render its children."""
+    """An element instance: what is needed to recompute it and to re-render its children.
+
+    Instances point down only (to their kids, node and frame), never up: a dropped card's trees
+    are then freed by reference counting alone, and the cycle collector, which otherwise walks
+    every live tree again and again while a large list renders, has nothing of ours to find.
+    What an element needs of its parent is copied in: ``pstyle`` (the parent's resolved style,
+    None under the root) and ``depth``; the parent refreshes ``pstyle`` when it restyles.
+    """
 
     __slots__ = (
         "alive",
         "ancestors",
+        "below",
         "depth",
         "frame",
         "hover",
@@ -113,7 +125,7 @@ class Elem:
         "kids",
         "life",
         "node",
-        "parent",
+        "pstyle",
         "sig",
         "style",
         "tchildren",
@@ -123,20 +135,53 @@ class Elem:
     def __init__(self, tnode: Element | None, node: RenderNode, parent: Elem | None, frame: Frame) -> None:
         self.tnode = tnode
         self.node = node
-        self.parent = parent
         self.frame = frame  # what it reads, and its children too
         self.alive = True
-        self.life = Life()
+        # Made on demand by the first structural watcher (wx:if, wx:for, template call) among the
+        # children: most elements have none, and one object fewer per element is felt at 10 000 items.
+        self.life: Life | None = None
         self.sig: tuple[Any, ...] | None = None  # the bound values of the last fill
         self.kids: list[Elem | TextRun] = []
-        self.depth: int = parent.depth + 1 if parent is not None else 0
-        # What selectors see of the ancestors (root excluded), and the inputs of this element's style.
-        self.ancestors: tuple[ElementKey, ...] = ()
-        self.key = ElementKey("root")
+        if parent is None:
+            self.depth = 0
+            self.ancestors: tuple[ElementKey, ...] = ()
+            self.pstyle: ResolvedStyle | None = None
+        else:
+            self.depth = parent.depth + 1
+            # What selectors see of the ancestors (root excluded), and the parent's style.
+            self.ancestors = parent.inner_ancestors()
+            self.pstyle = parent.style if parent.depth else None
+        self.below: tuple[ElementKey, ...] | None = None
+        self.key = ROOT_KEY
         self.inline: str | None = None
         self.hover: str | None = None
         self.style: ResolvedStyle = ResolvedStyle()
         self.tchildren: list[Node] = tnode.children if tnode is not None else []
+
+    def inner_ancestors(self) -> tuple[ElementKey, ...]:
+        """The ancestor keys this element's children match selectors against: one tuple shared
+        by all of them (the root's children see none)."""
+        below = self.below
+        if below is None:
+            below = (*self.ancestors, self.key) if self.depth else ()
+            # Interned, as element keys are: the items of a list share a few distinct chains.
+            below = self.below = _CHAINS.setdefault(below, below)
+            if len(_CHAINS) > _CHAINS_LIMIT:
+                _CHAINS.clear()
+        return below
+
+    def structure(self) -> Life:
+        """The current rendering of the children, for the structural watchers among them."""
+        life = self.life
+        if life is None:
+            life = self.life = Life()
+        return life
+
+    def end_structure(self) -> None:
+        """The children are about to be re-rendered: their structural watchers die."""
+        if self.life is not None:
+            self.life.alive = False
+            self.life = None
 
     def kill(self) -> None:
         stack: list[Elem | TextRun] = list(self.kids)
@@ -155,8 +200,3 @@ class TextRun:
         self.node = node
         self.scope = scope
         self.alive = True
-
-
-def ancestors_below(parent: Elem) -> tuple[ElementKey, ...]:
-    """The ancestor keys a child of ``parent`` matches selectors against (the root has none)."""
-    return (*parent.ancestors, parent.key) if parent.parent is not None else ()
