@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -12,31 +11,21 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from skillc import __version__
-from skillc.check import CheckReport, NotASkill, check_path
-from skillc.diagnostics import (
-    CATALOGUE,
-    Diagnostic,
-    DiagnosticSink,
-    Severity,
-    catalogue_markdown,
-    render_github,
-    render_sarif,
-    render_text,
-    to_json_obj,
-)
-from skillc.frontend.package import load_skill
-from skillc.frontend.project import load_project
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from skillc.check import CheckReport
+    from skillc.diagnostics import Diagnostic
     from skillc.frontend.package import SkillPackage
     from skillc.ir.render import RenderDocument
     from skillc.ir.viewport import Viewport
     from skillc.runtime.contracts import AtomicApiResult
 
 # Commands import the phases they need when they run: `skillc --help` and `skillc check` should
-# not pay for the evaluator, the backends, QuickJS or the MCP server.
+# not pay for the evaluator, the backends, QuickJS or the MCP server. Even the diagnostics model
+# (pydantic) waits for a command: `--help`, `--version` and shell completion, which runs this
+# module on every Tab, then cost little more than click. tests/test_startup.py keeps it so.
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -97,6 +86,8 @@ def use_color(choice: str, stream: TextIO | None = None) -> bool:
 
 
 def _errors_only(diags: list[Diagnostic], quiet: bool) -> list[Diagnostic]:
+    from skillc.diagnostics import Severity
+
     return [d for d in diags if d.severity is Severity.ERROR] if quiet else diags
 
 
@@ -132,6 +123,8 @@ def check(path: Path, fmt: str, color: str, quiet: bool) -> None:
       skillc check --format sarif skills/ > skillc.sarif
     """
     from skillc import __version__
+    from skillc.check import NotASkill, check_path
+    from skillc.diagnostics import render_github, render_sarif, render_text, to_json_obj
 
     try:
         reports = check_path(path, str(path))
@@ -178,6 +171,8 @@ def check(path: Path, fmt: str, color: str, quiet: bool) -> None:
 
 
 def _json_report(reports: list[CheckReport], quiet: bool = False) -> dict[str, object]:
+    from skillc.diagnostics import to_json_obj
+
     return {
         "version": 1,
         "errors": sum(r.counts.errors for r in reports),
@@ -207,6 +202,8 @@ def codes(code: str | None, markdown: bool) -> None:
       skillc codes MCP010
       skillc codes --markdown > docs/diagnostics.md
     """
+    from skillc.diagnostics import CATALOGUE, catalogue_markdown
+
     if markdown:
         click.echo(catalogue_markdown(), nl=False)
         return
@@ -289,6 +286,9 @@ def _approve_hint(diag: Diagnostic) -> Diagnostic:
 
 def _skills_of(path: Path) -> list[Path]:
     """The skill folders PATH names: itself, or those a project's app.json lists."""
+    from skillc.diagnostics import DiagnosticSink, render_text
+    from skillc.frontend.project import load_project
+
     sink = DiagnosticSink()
     project = load_project(path, sink)
     if project is None:
@@ -350,6 +350,7 @@ def build(
       skillc build examples/coffee-skill --backend html --viewport 390:dark
     """
     from skillc.build import BuildOptions, build_skill
+    from skillc.diagnostics import render_text
 
     options = BuildOptions(out_dir=out_dir)
     if backends:
@@ -457,6 +458,8 @@ def render(
         sys.exit(EXIT_USAGE)
     from skillc.backends.base import RenderOptions
     from skillc.backends.registry import find_backend
+    from skillc.diagnostics import DiagnosticSink, render_text
+    from skillc.frontend.package import load_skill
     from skillc.ir.component import compile_component
     from skillc.ir.evaluate import CardRenderer
     from skillc.ir.viewport import Viewport
@@ -715,6 +718,8 @@ def call(
       skillc call examples/coffee-skill searchDrinks --args '{"keyword": "latte"}'
       skillc call examples/coffee-skill confirmOrder --args '{"drinkId": "d01"}' --approve --format json
     """
+    from skillc.diagnostics import DiagnosticSink, render_text
+    from skillc.frontend.package import load_skill
     from skillc.runtime.api.api_runtime import ApiRuntime
     from skillc.runtime.api.report import render_outcome
     from skillc.runtime.config import RuntimeConfig, default_state_dir
@@ -809,6 +814,8 @@ def run(
     import tempfile
 
     from skillc.backends.cardspec_fallback import fallback_card
+    from skillc.diagnostics import DiagnosticSink, render_text
+    from skillc.frontend.package import load_skill
     from skillc.ir.viewport import Viewport
     from skillc.runtime.api.api_runtime import ApiRuntime
     from skillc.runtime.cards.card_host import CardHost
@@ -861,6 +868,8 @@ def _probe_port(host: str, port: int) -> int:
     """The port a server will get on ``host`` (``--port 0``: a free one), or a usage error when it is
     busy, said before anything is served. (Handing uvicorn the bound socket instead cost ~40 ms per
     request here.)"""
+    import socket
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -1032,6 +1041,7 @@ def serve(
 
     wire = guard_stdio() if stdio else None  # from here on, only JSON-RPC reaches the real stdout
 
+    from skillc.diagnostics import render_text
     from skillc.ir.viewport import Viewport
     from skillc.runtime.config import RuntimeConfig, default_state_dir
     from skillc.server import request_log
@@ -1138,6 +1148,7 @@ def debug(
     import json
     import os
 
+    from skillc.diagnostics import render_text
     from skillc.runtime.config import RuntimeConfig, default_state_dir
     from skillc.server.consent import ConsentPolicy
     from skillc.server.debugger.console_page import build_debug_server

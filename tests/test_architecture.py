@@ -1,7 +1,8 @@
 """DESIGN.md's dependency rule, checked on the source: phases import only downwards.
 
 frontend <- ir <- backends; runtime never imports backends or server; nothing imports server
-or the drivers (cli, check, build); diagnostics imports no phase. Inside the runtime the parts
+or the drivers (cli, check, build); the base modules every phase may use (diagnostics, and
+gcpause, the cycle collector's pause) import no phase. Inside the runtime the parts
 stack the same way: sandbox < host < api < cards < flows, with contracts and config under all.
 """
 
@@ -14,7 +15,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "skillc"
 
-# package -> the skillc packages it may import (besides itself, `skillc` and `skillc.diagnostics`)
+# Modules under every phase: each may be imported by all, and imports no phase itself.
+BASE = {"diagnostics", "gcpause"}
+# package -> the skillc packages it may import (besides itself, `skillc` and the BASE modules)
 ALLOWED = {
     "frontend": set(),
     "ir": {"frontend"},
@@ -52,11 +55,11 @@ def test_imports_point_down(path: Path) -> None:
         return  # drivers sit above every phase and may use each other
     for module in _imports(path):
         target = _layer(module)
-        if target in ("", "diagnostics", own):
+        if own in BASE and target not in ("", own):
+            pytest.fail(f"{own} imports {module}")
+        if target in ("", own) or target in BASE:
             continue
         assert target not in DRIVERS, f"{rel} imports the driver {module}"
-        if own == "diagnostics":
-            pytest.fail(f"diagnostics imports {module}")
         if own in ALLOWED:
             assert target in ALLOWED[own], f"{rel} imports {module}: {own} may use only {sorted(ALLOWED[own])}"
 

@@ -19,10 +19,10 @@ from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
 from skillc.frontend.wxml import parse_wxml
 from skillc.frontend.wxss import parse_wxss
+from skillc.gcpause import collector_paused
 from skillc.ir.component import CompiledComponent, compile_component
 from skillc.ir.diff import apply
 from skillc.ir.evaluate import CardRenderer, RenderLimits
-from skillc.ir.gcpause import collector_paused
 from skillc.ir.instance import Elem, TextRun
 from skillc.ir.lower import lower_document
 from skillc.ir.render import RenderNode

@@ -8,17 +8,16 @@ without giving up, and gives the exact position of a syntax error.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Union
 
 from skillc.diagnostics import DiagnosticSink, Span
 from skillc.frontend.source import LineIndex
+from skillc.gcpause import collector_paused
 
 JsonValue = Union[None, bool, int, float, str, list["JsonValue"], dict[str, "JsonValue"]]
 PathPart = Union[str, int]
@@ -399,20 +398,6 @@ class _Parser:
         )
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection while a tree is built or converted: the tree has no reference
-    cycles, so a collection finds nothing in it, and its passes over a growing tree made a 3 MB
-    mcp.json take 2.5 times as long (they grow with the tree: quadratic in effect)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def _clip(raw: str) -> str:
     return raw if len(raw) <= 24 else f"{raw[:12]}...{raw[-6:]} ({len(raw)} characters)"
 
@@ -430,7 +415,7 @@ def parse_json(text: str, file: str, sink: DiagnosticSink) -> JNode | None:
         text = text[1:]
     parser = _Parser(text, file, sink)
     try:
-        with paused_gc():
+        with collector_paused:
             return parser.parse_document()
     except _SyntaxError as err:
         code = "JSON005" if "nesting deeper" in err.message else "JSON001"

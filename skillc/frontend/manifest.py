@@ -13,9 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.validators
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
@@ -30,11 +27,12 @@ from skillc.frontend.jsonsrc import (
     depth,
     lookup,
     nearest_span,
-    paused_gc,
     pointer,
     type_name,
 )
 from skillc.frontend.patterns import unsupported_patterns
+from skillc.frontend.plain_schema import plainly_valid
+from skillc.gcpause import collector_paused
 
 MCP_JSON_LIMIT = 24000
 MCP_JSON_WARN = int(MCP_JSON_LIMIT * 0.9)
@@ -232,7 +230,7 @@ def _head(node: JNode) -> Span:
 
 
 def _check_size(root: JObject, sink: DiagnosticSink) -> None:
-    with paused_gc():  # a copy of the whole file, built and dropped at once
+    with collector_paused:  # a copy of the whole file, built and dropped at once
         data = root.to_python()
         assert isinstance(data, dict)
         stripped = _without_output_schema(data)
@@ -320,22 +318,34 @@ def _check_api(
 
 
 def _check_schema(root: JNode, path: tuple[PathPart, ...], schema: JsonValue, code: str, sink: DiagnosticSink) -> None:
+    # Most schemas are plainly valid: jsonschema is needed only to say what is wrong with the rest.
+    if not plainly_valid(schema) and _schema_error(root, path, schema, code, sink):
+        return
+    for bad in unsupported_patterns(schema):
+        # WeChat's gate passes these (its engine backtracks); skillc refuses the calls (RUN040).
+        what = f"pattern {bad.pattern!r}" if bad.pattern else "keyword"
+        in_key = bad.path[-2:-1] == ("patternProperties",)
+        sink.emit(
+            "MCP025",
+            f"{path[-1]} {what} at `{bad.where}` cannot run on RE2 ({bad.reason}); calls of this API are refused",
+            file=FILE,
+            span=nearest_span(root, (*path, *bad.path), key=in_key),
+            hint="write it without backreferences or lookaround (RE2 syntax), or check the value in the API's code",
+        )
+
+
+def _schema_error(root: JNode, path: tuple[PathPart, ...], schema: JsonValue, code: str, sink: DiagnosticSink) -> bool:
+    """Report, as ``code``, where ``schema`` breaks its meta-schema; False when it does not."""
+    # Imported here: jsonschema (with attrs, referencing, rpds) is the dearest import of `skillc
+    # check` after pydantic, and most manifests never need it (frontend/plain_schema.py).
+    import jsonschema.exceptions
+    import jsonschema.validators
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
     meta = cls(cls.META_SCHEMA)
     errors = sorted(meta.iter_errors(schema), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if not errors:
-        for bad in unsupported_patterns(schema):
-            # WeChat's gate passes these (its engine backtracks); skillc refuses the calls (RUN040).
-            what = f"pattern {bad.pattern!r}" if bad.pattern else "keyword"
-            in_key = bad.path[-2:-1] == ("patternProperties",)
-            sink.emit(
-                "MCP025",
-                f"{path[-1]} {what} at `{bad.where}` cannot run on RE2 ({bad.reason}); calls of this API are refused",
-                file=FILE,
-                span=nearest_span(root, (*path, *bad.path), key=in_key),
-                hint="write it without backreferences or lookaround (RE2 syntax), or check the value in the API's code",
-            )
-        return
+        return False
     best = jsonschema.exceptions.best_match(errors)
     assert best is not None
     inner = tuple(best.absolute_path)
@@ -347,6 +357,7 @@ def _check_schema(root: JNode, path: tuple[PathPart, ...], schema: JsonValue, co
         file=FILE,
         span=nearest_span(root, full),
     )
+    return True
 
 
 def _check_ui(item: JObject, component_paths: set[str], sink: DiagnosticSink) -> None:

@@ -28,11 +28,11 @@ from typing import Any
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.expr import UNDEFINED, Mustache, dependencies
+from skillc.gcpause import collector_paused
 from skillc.ir.component import CompiledComponent
 from skillc.ir.datapath import DataPath, PathIndexError, merge_data, normalise
 from skillc.ir.diff import Patch, SetText, diff, diff_shallow
 from skillc.ir.expreval import Scope, evaluate
-from skillc.ir.gcpause import collector_paused
 from skillc.ir.instance import Elem, ElemInfo, Frame, Ids, TextRun
 from skillc.ir.jsvalue import JSValue, get_member, to_boolean, to_string, to_text
 from skillc.ir.render import RENDER_IR_VERSION, TEXT, EventBinding, RenderDocument, RenderNode, copy_json

@@ -8,11 +8,12 @@ is bounded so nothing downstream recurses too deep.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
-from skillc.diagnostics import DiagnosticSink
+from skillc.diagnostics import DiagnosticSink, Span
 from skillc.frontend.expr import nodes
-from skillc.frontend.expr.lexer import _END, _KW, _NAME, _NUM, _OP, _STR, _Abort, _Lexer, _Locator, _Tok
+from skillc.frontend.expr.lexer import _END, _KEYWORDS, _KW, _NAME, _NUM, _OP, _STR, _Abort, _Lexer, _Locator, _Tok
 from skillc.frontend.expr.nodes import Expr
 
 __all__ = ["MAX_DEPTH", "MAX_NESTING", "parse_expression"]
@@ -411,9 +412,37 @@ def parse_expression(
     (calls, unary ``+``, array spread, member access on literals) are reported and the tree
     is still returned, so later stages can keep going.
     """
+    if not object_form:
+        simple = _member_chain(source, line, column)
+        if simple is not None:
+            return simple
     parser = _Parser(source, file, _Locator(source, line, column), sink, attribute)
     try:
         parser.tokenize()
         return parser.parse_root(object_form)
     except _Abort:
         return None
+
+
+# A name or a chain of names (`title`, `item.price`) is most of the mustaches of a real template.
+# It can hold no defect, so it is built from one match, with the nodes and spans the parser gives.
+# Not on one line (the locator then needs an index), keywords (literals, and an error after '.')
+# and chains near MAX_DEPTH take the parser.
+_MEMBER_CHAIN = re.compile(r"[ \t]*([A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*)[ \t]*")
+_CHAIN_LIMIT: Final = 64
+
+
+def _member_chain(source: str, line: int, column: int) -> Expr | None:
+    m = _MEMBER_CHAIN.fullmatch(source)
+    if m is None:
+        return None
+    names = m.group(1).split(".")
+    if len(names) > _CHAIN_LIMIT or not _KEYWORDS.keys().isdisjoint(names):
+        return None
+    start = column + m.start(1)
+    end = start + len(names[0])
+    expr: Expr = nodes.Ident(Span.trusted(line, start, line, end), names[0])
+    for name in names[1:]:
+        end += 1 + len(name)
+        expr = nodes.Member(Span.trusted(line, start, line, end), expr, name)
+    return expr

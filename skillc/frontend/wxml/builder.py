@@ -12,7 +12,9 @@ from lark import Token
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.wxml.nodes import Attribute, Element, Loc, Node, Part, RawMustache, Text
 from skillc.frontend.wxml.text import (
+    _CLOSE_TAG,
     _FAST_ATTR,
+    _FAST_OPEN,
     _MUSTACHE_IN_DQ,
     _MUSTACHE_IN_SQ,
     _MUSTACHE_IN_TEXT,
@@ -88,18 +90,45 @@ class _Builder:
             cut = self.floor - start
             line, column = _rel(value, line, column, cut)
             value = value[cut:]
-        loc = Loc(line, column, tok.end_line, tok.end_column)  # type: ignore[arg-type]
+        self.text_run(value, Loc(line, column, tok.end_line, tok.end_column))  # type: ignore[arg-type]
+
+    def text_run(self, value: str, loc: Loc) -> None:
         if "{{" not in value:
             self.add_part(decode_entities(value), loc)
             return
-        for part in _split(value, _MUSTACHE_IN_TEXT, line, column):
+        for part in _split(value, _MUSTACHE_IN_TEXT, loc.line, loc.column):
             self.add_part(part, loc)
 
     def fast_tag(self, tok: Token) -> None:
         """An open tag the lexer matched whole: split out its name and attributes."""
+        self.open_tag(str(tok).rstrip(), tok.line, tok.column)  # type: ignore[arg-type]
+
+    def leaf(self, tok: Token) -> None:
+        """An element with only text inside, matched whole: the open tag, the text, the close tag."""
         value = str(tok).rstrip()
         line: int = tok.line  # type: ignore[assignment]
         column: int = tok.column  # type: ignore[assignment]
+        opened = _FAST_OPEN.match(value)
+        assert opened is not None
+        open_end = opened.end()
+        # Text holds no '<' outside its mustaches, and nothing follows the close tag.
+        close_start = value.rfind("</")
+        self.open_tag(value[:open_end], line, column)
+        text = value[open_end:close_start]
+        # Whitespace alone is what FAST_TAG would have dropped (see _WS_TO_TAG in the grammar).
+        if text and not text.isspace():
+            self.text_run(text, _rel_loc(value, line, column, open_end, close_start))
+        self.close_tags(value[close_start:], *_rel(value, line, column, close_start))
+
+    def close_tags(self, value: str, line: int, column: int) -> None:
+        """One close tag or a run of them, trailing whitespace stripped."""
+        if value.count("<") == 1:
+            self.close_element(value[2:-1].strip(), _rel_loc(value, line, column, 0, len(value)))
+            return
+        for m in _CLOSE_TAG.finditer(value):
+            self.close_element(m.group(1), _rel_loc(value, line, column, *m.span()))
+
+    def open_tag(self, value: str, line: int, column: int) -> None:
         name_end = _TAG_NAME_END.search(value, 1)
         end = name_end.start() if name_end is not None else len(value) - 1
         self_closing = value.endswith("/>")

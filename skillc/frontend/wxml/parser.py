@@ -19,7 +19,6 @@ from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.wxml.builder import _Builder, _tok_loc
 from skillc.frontend.wxml.nodes import Attribute, Comment, Document, Loc, Part, Wxs
 from skillc.frontend.wxml.recovery import _blank, _recover
-from skillc.frontend.wxml.text import _rel_loc
 
 __all__ = ["MAX_RESTARTS", "parse_wxml"]
 
@@ -63,13 +62,12 @@ class _Callbacks(Transformer[Token, None]):
         )
         b.add_part("<", loc)
 
+    def leaf(self, children: list[Token]) -> None:
+        self._builder().leaf(children[0])
+
     def close_tag(self, children: list[Token]) -> None:
         tok = children[0]
-        value = str(tok).rstrip()
-        line: int = tok.line  # type: ignore[assignment]
-        column: int = tok.column  # type: ignore[assignment]
-        loc = _rel_loc(value, line, column, 0, len(value))
-        self._builder().close_element(value[2:-1].strip(), loc)
+        self._builder().close_tags(str(tok).rstrip(), tok.line, tok.column)  # type: ignore[arg-type]
 
     def comment(self, children: list[Token]) -> None:
         b = self._builder()

@@ -42,6 +42,9 @@ _MUSTACHE_IN_SQ = re.compile(r"""\{\{(?:[^{}"']|\{(?!\{)|\}(?!\})|"(?:[^"'\\]|\\
 # Inside a FAST_TAG token the lexer has checked the syntax: a quoted value cannot hold its quote.
 _FAST_ATTR = re.compile(r"""([A-Za-z_:@][\w\-.:@]*)(?:\s*=\s*("[^"]*"|'[^']*'))?""")
 _TAG_NAME_END = re.compile(r"[\s/>]")
+# The open tag at the start of a LEAF token, and each close tag of a LEAF or CLOSE_TAG token.
+_FAST_OPEN = re.compile(r"""<[A-Za-z_][\w\-:.]*(?:\s+[A-Za-z_:@][\w\-.:@]*(?:\s*=\s*(?:"[^"]*"|'[^']*'))?)*\s*>""")
+_CLOSE_TAG = re.compile(r"<\/\s*([A-Za-z_][\w\-:.]*)\s*>")
 
 
 def _rel(value: str, line: int, column: int, offset: int) -> tuple[int, int]:

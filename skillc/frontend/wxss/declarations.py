@@ -9,7 +9,7 @@ and kept with ``supported=False``. What WeChat's own validator refuses is an err
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from skillc.diagnostics import Span
 from skillc.frontend.wxss.card_rules import (
@@ -59,10 +59,23 @@ class _DeclarationReader(_FileReader):
                 i += 1
                 continue
             j = i
-            if kind == "ident" and _colon_follows(tokens, i + 1):
-                while j < n and not (tokens[j].type == "literal" and tokens[j].value == ";"):
+            colon = _colon_after(tokens, i + 1) if kind == "ident" else -1
+            if colon >= 0:
+                # One pass finds the ';' ending the value, its significant tokens and any error token.
+                sig: list[Token] = []
+                error = False
+                j = colon + 1
+                while j < n:
+                    t = tokens[j]
+                    t_kind = t.type
+                    if t_kind in _INSIGNIFICANT:
+                        error = error or t_kind == "error"
+                    elif t_kind == "literal" and t.value == ";":
+                        break
+                    else:
+                        sig.append(t)
                     j += 1
-                decl = self.declaration(tokens[i:j], font_face)
+                decl = self.declaration(tok, tokens[colon], tokens[colon + 1 : j], sig, error, font_face)
                 if decl is not None:
                     result.append(decl)
                 i = j + 1
@@ -102,13 +115,21 @@ class _DeclarationReader(_FileReader):
             i = j + 1
         return tuple(result)
 
-    def declaration(self, tokens: Sequence[Token], font_face: bool) -> Declaration | None:
-        name_tok = tokens[0]
+    def declaration(
+        self,
+        name_tok: Token,
+        colon: Token,
+        value_toks: Sequence[Token],
+        sig: list[Token],
+        error: bool,
+        font_face: bool,
+    ) -> Declaration | None:
+        """``name_tok`` ``colon`` ``value_toks``: one declaration, up to (not including) its ';'.
+        ``sig`` are the significant tokens of the value, ``error`` whether an error token is among
+        the others; a value ending in !important is searched again once that is cut off."""
         raw_name: str = name_tok.value
-        name = raw_name if raw_name.startswith("--") else raw_name.lower()
-        colon = next(k for k in range(1, len(tokens)) if tokens[k].type == "literal" and tokens[k].value == ":")
-        value_toks = list(tokens[colon + 1 :])
-        sig = _significant(value_toks)
+        custom = raw_name.startswith("--")
+        name = raw_name if custom else raw_name.lower()
         important = False
         if (
             len(sig) >= 2
@@ -122,20 +143,21 @@ class _DeclarationReader(_FileReader):
             cut = value_toks.index(sig[-2])
             value_toks = value_toks[:cut]
             sig = sig[:-2]
+            error = error and any(t.type == "error" for t in value_toks)
         else:
-            end_tok = sig[-1] if sig else tokens[colon]
+            end_tok = sig[-1] if sig else colon
         span = self.src.tok_span(name_tok, end_tok)
-        if any(t.type == "error" for t in value_toks):
+        if error:
             return None  # a bad string or url, already reported
         if not sig:
             self.emit("WXSS001", f"'{raw_name}' has no value", span, hint=f"{raw_name}: <value>;")
             return None
         state = _ValueCheck(self, name, font_face)
-        parts = state.convert(value_toks)
+        parts = state.convert(sig)  # the same parts as from value_toks: convert skips what sig leaves out
         supported = state.ok
         if font_face:
             return Declaration(name, parts, important, span, supported)
-        if name.startswith("--"):
+        if custom:
             self.emit(
                 "WXSS009",
                 f"CSS variables are not supported in cards: '{raw_name}' is ignored",
@@ -242,11 +264,16 @@ def _transition_of_allowed(sig: Sequence[Token]) -> bool:
     return True
 
 
-def _colon_follows(tokens: Sequence[Token], i: int) -> bool:
+def _colon_after(tokens: Sequence[Token], i: int) -> int:
+    """Index of the ':' that follows position ``i`` past whitespace, or -1 when none does."""
     n = len(tokens)
     while i < n and tokens[i].type in ("whitespace", "comment"):
         i += 1
-    return i < n and tokens[i].type == "literal" and tokens[i].value == ":"
+    return i if i < n and tokens[i].type == "literal" and tokens[i].value == ":" else -1
+
+
+_INSIGNIFICANT = frozenset({"whitespace", "comment", "error"})
+_NUMERIC = frozenset({"dimension", "number", "percentage"})
 
 
 # Numbers beyond this (1e999 reads as infinity) are refused, so every computed length stays finite.
@@ -267,54 +294,59 @@ class _ValueCheck:
         self.ok = True
 
     def convert(self, tokens: Sequence[Token]) -> tuple[Part, ...]:
-        return tuple(self._parts(tokens))
+        out: list[Part] = []
+        self._parts(tokens, out)
+        return tuple(out)
 
-    def _parts(self, tokens: Sequence[Token]) -> Iterator[Part]:
+    def _parts(self, tokens: Sequence[Token], out: list[Part]) -> None:
+        # Appends to one list rather than yielding: a generator per value and per function
+        # argument list cost more than the typing itself. Kinds are tested most frequent first.
+        add = out.append
         for tok in tokens:
             kind = tok.type
-            if kind in ("whitespace", "comment", "error"):
+            if kind in _INSIGNIFICANT:
                 continue
-            if kind in ("dimension", "number", "percentage") and not abs(tok.value) <= MAX_NUMBER:
-                self._reject(
-                    tok,
-                    "WXSS017",
-                    f"number {_clip(tok.serialize())} is out of range (at most {MAX_NUMBER:g} in size); "
-                    "the declaration is ignored",
-                    "write a smaller number",
-                )
-                yield Number(0)
-                continue
-            if kind == "dimension":
-                unit = tok.lower_unit
-                if unit in LENGTH_UNITS:
-                    yield Length(tok.value, unit)
-                    continue
-                if unit in UNSUPPORTED_UNITS and not self.font_face:
-                    self._reject(
-                        tok,
-                        "WXSS010",
-                        f"unit '{tok.unit}' is not supported in cards; the declaration is ignored",
-                        "use rpx, px, vw, em, rem or %",
-                    )
-                yield Dimension(tok.value, unit)
-            elif kind == "number":
-                yield Number(tok.value)
-            elif kind == "percentage":
-                yield Length(tok.value, "%")
-            elif kind == "ident":
+            if kind == "ident":
                 low = tok.lower_value
                 if _is_color_name(low):
-                    yield Color(low)
+                    add(Color(low))
                 else:
-                    yield Keyword(low if self.lower else tok.value)
+                    add(Keyword(low if self.lower else tok.value))
+            elif kind in _NUMERIC:
+                if not abs(tok.value) <= MAX_NUMBER:
+                    self._reject(
+                        tok,
+                        "WXSS017",
+                        f"number {_clip(tok.serialize())} is out of range (at most {MAX_NUMBER:g} in size); "
+                        "the declaration is ignored",
+                        "write a smaller number",
+                    )
+                    add(Number(0))
+                elif kind == "dimension":
+                    unit = tok.lower_unit
+                    if unit in LENGTH_UNITS:
+                        add(Length(tok.value, unit))
+                        continue
+                    if unit in UNSUPPORTED_UNITS and not self.font_face:
+                        self._reject(
+                            tok,
+                            "WXSS010",
+                            f"unit '{tok.unit}' is not supported in cards; the declaration is ignored",
+                            "use rpx, px, vw, em, rem or %",
+                        )
+                    add(Dimension(tok.value, unit))
+                elif kind == "number":
+                    add(Number(tok.value))
+                else:
+                    add(Length(tok.value, "%"))
             elif kind == "hash":
-                yield Color("#" + tok.value.lower())
+                add(Color("#" + tok.value.lower()))
             elif kind == "literal":
-                yield Operator(tok.value) if tok.value in (",", "/", "+", "-", "*") else Raw(tok.value)
+                add(Operator(tok.value) if tok.value in (",", "/", "+", "-", "*") else Raw(tok.value))
             elif kind == "string":
-                yield String(tok.value)
+                add(String(tok.value))
             elif kind == "url":
-                yield Url(tok.value)
+                add(Url(tok.value))
             elif kind == "function":
                 name = tok.lower_name
                 if name == "var" and not self.font_face:
@@ -328,13 +360,13 @@ class _ValueCheck:
                 if name == "url":
                     args = _significant(tok.arguments)
                     if len(args) == 1 and args[0].type == "string":
-                        yield Url(args[0].value)
+                        add(Url(args[0].value))
                         continue
-                yield Function(name, tuple(self._parts(tok.arguments)))
+                add(Function(name, self.convert(tok.arguments)))
             elif kind == "() block":
-                yield Function("", tuple(self._parts(tok.content)))
+                add(Function("", self.convert(tok.content)))
             else:
-                yield Raw(tok.serialize())
+                add(Raw(tok.serialize()))
 
     def _reject(self, tok: Token, code: str, message: str, hint: str) -> None:
         if self.ok:  # one diagnostic per declaration

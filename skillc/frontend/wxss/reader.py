@@ -38,5 +38,5 @@ class _FileReader:
         """Source text from the first to the last token, whitespace collapsed."""
         if not sig:
             return ""
-        start, end = self.src.tok_start(sig[0]), self.src.tok_end(sig[-1])
+        start, end = self.src.tok_range(sig[0], sig[-1])
         return " ".join(self.src.text[start:end].split())

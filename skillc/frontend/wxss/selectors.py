@@ -19,14 +19,21 @@ class _SelectorReader(_FileReader):
     def selector_list(self, prelude: Sequence[Token]) -> tuple[Selector, ...]:
         result: list[Selector] = []
         for part in _split(prelude, ","):
-            sig = _significant(part)
+            sig = []
+            error = False
+            for t in part:  # the significant tokens and whether an error token is among them, in one pass
+                kind = t.type
+                if kind == "error":
+                    error = True
+                elif kind != "whitespace" and kind != "comment":
+                    sig.append(t)
             if not sig:
-                if len(_significant(prelude)) > 0 and not any(t.type == "error" for t in part):
+                if len(_significant(prelude)) > 0 and not error:
                     comma = next((t for t in prelude if t.type == "literal" and t.value == ","), None)
                     where = self.src.tok_span(comma) if comma is not None else self.src.tok_span(prelude[0])
                     self.emit("WXSS005", "empty selector in a comma-separated list", where)
                 continue
-            if any(t.type == "error" for t in part):
+            if error:
                 continue  # already reported by report_errors
             sel = self.selector(part, sig)
             if sel is not None:
@@ -88,9 +95,11 @@ class _SelectorReader(_FileReader):
             return None
         if started:
             compounds.append(Compound(tag, ident, tuple(classes)))
-        ids = sum(1 for c in compounds if c.id)
-        cls = sum(len(c.classes) for c in compounds)
-        tags = sum(1 for c in compounds if c.tag)
+        ids = cls = tags = 0
+        for c in compounds:
+            ids += 1 if c.id else 0
+            cls += len(c.classes)
+            tags += 1 if c.tag else 0
         return Selector(tuple(compounds), (ids, cls, tags), self.src.tok_span(sig[0], sig[-1]), self.text_of(sig))
 
     def _unsupported_selector_part(self, toks: Sequence[Token], i: int) -> tuple[str, str, int, str | None] | None:

@@ -1,0 +1,77 @@
+"""Start-up: what `import skillc.cli` and `skillc check` load, each in a fresh interpreter.
+
+Every command imports the phases it needs when it runs. A module-level import that drags the MCP
+server, the runtime or a browser driver into `--help` or `check` goes unnoticed in a test process
+that has them all loaded already, so these tests look at ``sys.modules`` of a new process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import COFFEE, ROOT
+
+# What serving, running and debugging need and `check` never does.
+SERVER_STACK = ("mcp", "uvicorn", "starlette", "httpx", "anyio", "playwright", "sqlite3")
+SKILLC_NOT_FOR_CHECK = (
+    "skillc.server",
+    "skillc.backends",
+    "skillc.build",
+    "skillc.ir.evaluate",
+    "skillc.ir.diff",
+    "skillc.runtime.api",
+    "skillc.runtime.cards",
+    "skillc.runtime.flows",
+)
+
+
+def _loaded(code: str, out: Path, *argv: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """Run ``code`` in a fresh interpreter and return the modules loaded when it exits (whatever
+    the exit status: click ends every command with sys.exit)."""
+    prelude = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: open({str(out)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    return set(json.loads(out.read_text())), done
+
+
+def _offenders(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+def test_import_cli_loads_only_click(tmp_path: Path) -> None:
+    # --help, --version and shell completion import the CLI and nothing else.
+    modules, done = _loaded("import skillc.cli", tmp_path / "modules.json")
+    assert done.returncode == 0, done.stderr
+    assert "skillc.cli" in modules and "click" in modules
+    heavy = ("pydantic", "jsonschema", "lark", "quickjs", "tinycss2", "re2", "asyncio", *SERVER_STACK)
+    assert _offenders(modules, heavy) == []
+    assert _offenders(modules, ("skillc.check", "skillc.diagnostics", "skillc.frontend", "skillc.ir")) == []
+    assert _offenders(modules, ("skillc.runtime", *SKILLC_NOT_FOR_CHECK)) == []
+
+
+def test_help_runs_without_the_phases(tmp_path: Path) -> None:
+    code = "import runpy; sys.argv = ['skillc', '--help']; runpy.run_module('skillc', run_name='__main__')"
+    modules, done = _loaded(code, tmp_path / "modules.json")
+    assert done.returncode == 0, done.stderr
+    assert "Commands:" in done.stdout and "check" in done.stdout
+    assert _offenders(modules, ("pydantic", "skillc.diagnostics", "skillc.frontend", *SERVER_STACK)) == []
+
+
+def test_check_loads_no_server_runtime_or_browser(tmp_path: Path) -> None:
+    code = "import runpy; sys.argv = ['skillc', *sys.argv[1:]]; runpy.run_module('skillc', run_name='__main__')"
+    modules, done = _loaded(code, tmp_path / "modules.json", "check", str(COFFEE))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "checked 1 skill: 0 errors" in done.stdout
+    # It did check: templates were lowered, styles compiled, scripts compiled with QuickJS.
+    assert {"skillc.ir.lower", "skillc.ir.styles", "skillc.runtime.sandbox.syntax", "quickjs"} <= modules
+    assert _offenders(modules, SERVER_STACK) == []
+    assert _offenders(modules, SKILLC_NOT_FOR_CHECK) == []
+    # Its schemas are plainly valid (frontend/plain_schema.py): jsonschema is never needed.
+    assert _offenders(modules, ("jsonschema",)) == []
