@@ -13,11 +13,14 @@ for a fresh one; the report header names the seed, and rerunning with it reprodu
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -121,3 +124,33 @@ def chromium_path() -> str:
     require(path is not None, "chromium is not installed (apt-get install chromium)")
     assert path is not None
     return path
+
+
+class _RequestRecords(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[Any] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from skillc.server.request_log import RequestRecord
+
+        request = getattr(record, "skillc_request", None)
+        if isinstance(request, RequestRecord):
+            self.records.append(request)
+
+
+@contextmanager
+def request_records() -> Iterator[list[Any]]:
+    """The server's one-record-per-request log (RequestRecord values) while the block runs."""
+    from skillc.server.request_log import REQUEST_LOGGER
+
+    handler = _RequestRecords()
+    logger = logging.getLogger(REQUEST_LOGGER)
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler.records
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

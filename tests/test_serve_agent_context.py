@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,8 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from skillc.runtime.config import RuntimeConfig
-from skillc.server.request_log import REQUEST_LOGGER, RequestRecord
 from skillc.server.runner import ServeHandle, ServeOptions
-from tests.conftest import COFFEE
+from tests.conftest import COFFEE, request_records
 from tests.test_server import apps_client, make_lab_skill
 
 NOTE_MCP = {
@@ -387,24 +385,8 @@ def test_a_restyled_card_is_rebuilt_in_its_scheme(note_skill: Path, tmp_path: Pa
 # -- the request log ------------------------------------------------------------------------------
 
 
-class _Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.records: list[RequestRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        request = getattr(record, "skillc_request", None)
-        if isinstance(request, RequestRecord):
-            self.records.append(request)
-
-
 def test_every_request_is_one_log_record(note_server: ServeHandle) -> None:
-    handler = _Records()
-    logger = logging.getLogger(REQUEST_LOGGER)
-    logger.addHandler(handler)
-    level = logger.level
-    logger.setLevel(logging.INFO)
-    try:
+    with request_records() as records:
 
         async def session() -> None:
             async with Client(note_server.url) as client:
@@ -417,10 +399,7 @@ def test_every_request_is_one_log_record(note_server: ServeHandle) -> None:
                     await client.read_resource("ui://note-skill/none")
 
         run(session())
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-    got = [(r.method, r.tool, r.skill, r.outcome, r.protocol) for r in handler.records]
+    got = [(r.method, r.tool, r.skill, r.outcome, r.protocol) for r in records]
     assert got == [
         ("tools/list", None, None, "ok", "2026-07-28"),
         ("tools/call", "remember", "note-skill", "ok", "2026-07-28"),
@@ -429,9 +408,9 @@ def test_every_request_is_one_log_record(note_server: ServeHandle) -> None:
         ("resources/read", None, None, "ok", "2026-07-28"),
         ("resources/read", None, None, "protocol_error", "2026-07-28"),
     ]
-    assert all(r.ms >= 0 for r in handler.records)
-    assert handler.records[3].detail is not None and handler.records[3].detail.startswith("Unknown tool: nope")
-    assert handler.records[4].detail == "skill://note-skill/SKILL.md"
+    assert all(r.ms >= 0 for r in records)
+    assert records[3].detail is not None and records[3].detail.startswith("Unknown tool: nope")
+    assert records[4].detail == "skill://note-skill/SKILL.md"
 
 
 def test_plain_serve_says_a_debugger_is_available(note_server: ServeHandle, note_skill: Path) -> None:

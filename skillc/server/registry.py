@@ -52,6 +52,7 @@ class ToolRegistry:
 
     def __init__(self) -> None:
         self._specs: dict[str, ToolSpec] = {}
+        self._input_schemas: dict[str, dict[str, Any] | None] = {}
 
     def add(self, spec: ToolSpec) -> None:
         if spec.name in self._specs:
@@ -63,6 +64,19 @@ class ToolRegistry:
 
     def tools(self) -> list[Tool]:
         return [s.tool for s in self._specs.values()]
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """``name``'s inputSchema as ``tools/list`` advertises it (a tool is never replaced, so it is
+        dumped once). The SDK checks ``Mcp-Param-*`` headers against it; without it, the SDK runs the
+        whole ``tools/list`` handler on every 2026-era ``tools/call``."""
+        spec = self._specs.get(name)
+        if spec is None:
+            return None
+        if name not in self._input_schemas:
+            wire = spec.tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+            schema = wire.get("inputSchema")
+            self._input_schemas[name] = schema if isinstance(schema, dict) else None
+        return self._input_schemas[name]
 
     def __contains__(self, name: object) -> bool:
         return name in self._specs

@@ -233,6 +233,8 @@ class SkillServer:
             "skillc",
             version=__version__,
             instructions=instructions([s.doc for s in self._skills.values()]),
+            # Every caller is listed the same tools, so a lookup answers what a listing would.
+            get_tool_input_schema=self.tools.input_schema,
             on_list_tools=self._logged("tools/list", self.list_tools),
             on_call_tool=self.call_tool,
             on_list_resources=self._logged("resources/list", self.list_resources),

@@ -19,7 +19,7 @@ import inspect
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -108,6 +108,9 @@ class ApiRuntime:
         self._host_loop = BackgroundLoop()
         self._inputs: dict[str, SchemaCheck] = {}
         self._outputs: dict[str, SchemaCheck] = {}
+        # The package and the configuration are fixed for the runtime's life, so is each API's risk
+        # (assessing it scans the handler's code: far more than the rest of a call's checks).
+        self._risks: dict[str, tuple[RiskLevel, str | None]] = {}
         self.depth_limit = self.config.value_depth  # nesting bound of arguments and results
 
     def _deadline_mode(self) -> str:
@@ -166,6 +169,10 @@ class ApiRuntime:
         seconds = timeout_s if timeout_s is not None else self.config.timeout_s
         deadline = Deadline.after(seconds)
         started = time.perf_counter()
+        if self.mode != "process":
+            # One trip to a worker for the checks and the VM together: every hop between the loop and
+            # a worker thread costs tens of microseconds of CPU, a sizeable share of a trivial call.
+            return await self._checked_and_run(api_name, arguments, context, deadline, approver)
         prepared = loop.run_in_executor(self._pool(), self._prepare, api_name, arguments, context)
         try:
             chain = await asyncio.wait_for(prepared, max(deadline.remaining(), 0.001))
@@ -174,6 +181,55 @@ class ApiRuntime:
             return late.fail("RUN012", _stopped(api_name, seconds))
         if isinstance(chain, ApiCallOutcome):
             return chain
+        return await self._approved_and_run(chain, deadline, approver)
+
+    async def _checked_and_run(
+        self,
+        api_name: str,
+        arguments: Any,
+        context: ApiCallContext | None,
+        deadline: Deadline,
+        approver: Approver | None,
+    ) -> ApiCallOutcome:
+        """The checks and, unless the API needs approval, the VM on one worker (interrupt mode)."""
+        loop = asyncio.get_running_loop()
+        chain = _Chain(self, api_name, time.perf_counter())
+        work = loop.run_in_executor(self._pool(), self._prepare_and_run, chain, arguments, context, deadline)
+        try:
+            done = await asyncio.wait_for(asyncio.shield(work), deadline.remaining() + GRACE_S)
+        except TimeoutError:
+            return self._late(chain, work, deadline)
+        except asyncio.CancelledError:
+            deadline.trip()
+            raise
+        return done if done is not None else await self._approved_and_run(chain, deadline, approver)
+
+    def _late(self, chain: _Chain, work: Future[Any] | asyncio.Future[Any], deadline: Deadline) -> ApiCallOutcome:
+        """The answer when the worker of :meth:`_prepare_and_run` is not done at the deadline and its grace."""
+        deadline.trip()  # the worker starts no VM now, or stops it at its next interrupt check
+        if not chain.vm_started:  # still checking the arguments: answered on a chain of its own
+            late = _Chain(self, chain.api_name, chain.started)
+            return late.fail("RUN012", _stopped(chain.api_name, deadline.seconds))
+        return self._overrun(chain, work, deadline.seconds)
+
+    def _prepare_and_run(
+        self, chain: _Chain, arguments: Any, context: ApiCallContext | None, deadline: Deadline
+    ) -> ApiCallOutcome | None:
+        """The outcome, or None when the call waits for the user's approval first."""
+        prepared = self._prepare(chain.api_name, arguments, context, chain)
+        if isinstance(prepared, ApiCallOutcome):
+            return prepared
+        if chain.risk.needs_approval:
+            return None
+        if deadline.tripped.is_set():  # the caller was answered while the arguments were checked
+            late = _Chain(self, chain.api_name, chain.started)  # nobody reads it: no audit, no shared state
+            return late.fail("RUN012", _stopped(chain.api_name, deadline.seconds))
+        chain.vm_started = True
+        return self._execute(chain, deadline)
+
+    async def _approved_and_run(self, chain: _Chain, deadline: Deadline, approver: Approver | None) -> ApiCallOutcome:
+        loop = asyncio.get_running_loop()
+        seconds = deadline.seconds
         if chain.risk.needs_approval:
             if not await self._ask(chain, approver or self.approver):
                 return chain.refused()
@@ -184,21 +240,24 @@ class ApiRuntime:
         try:
             return await asyncio.wait_for(asyncio.shield(work), deadline.remaining() + GRACE_S)
         except TimeoutError:
-            # Past the deadline and its grace: a native built-in the interrupt cannot reach. Answer
-            # now; the worker runs on, and the skill's calls use guard processes until it is back.
             deadline.trip()
-            self._overruns.track(work)
-            chain.diagnostics.append(
-                Diagnostic.make(
-                    "RUN044",
-                    f"{api_name} kept running past its deadline inside a native built-in, where the interrupt "
-                    "cannot reach; until it ends, this skill's calls run in guard processes",
-                )
-            )
-            return chain.fail("RUN012", _stopped(api_name, seconds), AuditOutcome.TIMEOUT)
+            return self._overrun(chain, work, seconds)
         except asyncio.CancelledError:
             deadline.trip()  # the worker stops at its next interrupt check instead of running on
             raise
+
+    def _overrun(self, chain: _Chain, work: Future[Any] | asyncio.Future[Any], seconds: float) -> ApiCallOutcome:
+        """Past the deadline and its grace: a native built-in the interrupt cannot reach. Answer
+        now; the worker runs on, and the skill's calls use guard processes until it is back."""
+        self._overruns.track(work)
+        chain.diagnostics.append(
+            Diagnostic.make(
+                "RUN044",
+                f"{chain.api_name} kept running past its deadline inside a native built-in, where the interrupt "
+                "cannot reach; until it ends, this skill's calls run in guard processes",
+            )
+        )
+        return chain.fail("RUN012", _stopped(chain.api_name, seconds), AuditOutcome.TIMEOUT)
 
     def _pool(self) -> ThreadPoolExecutor:
         """The workers for the next call: the guard pool while a worker is stuck past its deadline."""
@@ -212,11 +271,24 @@ class ApiRuntime:
         *,
         timeout_s: float | None = None,
     ) -> ApiCallOutcome:
-        """Run one call from code without an event loop: the same chain as :meth:`call`, driven on
-        the runtime's own host loop (so a call stuck in a native built-in is answered at its
-        deadline here too)."""
-        work = self.call(api_name, arguments, context, timeout_s=timeout_s)
-        return asyncio.run_coroutine_threadsafe(work, self._host_loop.loop).result()
+        """Run one call from code without an event loop: the same chain as :meth:`call`, on the same
+        workers, answered at the deadline (plus its grace) here too when a call is stuck in a native
+        built-in. An approval and the process mode go through :meth:`call` on the runtime's own
+        host loop."""
+        loop = self._host_loop.loop
+        if self.mode == "process":
+            work = self.call(api_name, arguments, context, timeout_s=timeout_s)
+            return asyncio.run_coroutine_threadsafe(work, loop).result()
+        deadline = Deadline.after(timeout_s if timeout_s is not None else self.config.timeout_s)
+        chain = _Chain(self, api_name, time.perf_counter())
+        job = self._pool().submit(self._prepare_and_run, chain, arguments, context, deadline)
+        try:
+            done = job.result(deadline.remaining() + GRACE_S)
+        except TimeoutError:
+            return self._late(chain, job, deadline)
+        if done is not None:
+            return done
+        return asyncio.run_coroutine_threadsafe(self._approved_and_run(chain, deadline, None), loop).result()
 
     @property
     def overrunning(self) -> bool:
@@ -273,14 +345,16 @@ class ApiRuntime:
 
     # -- steps ---------------------------------------------------------------------------------
 
-    def _prepare(self, api_name: str, arguments: Any, context: ApiCallContext | None) -> _Chain | ApiCallOutcome:
-        chain = _Chain(self, api_name, time.perf_counter())
+    def _prepare(
+        self, api_name: str, arguments: Any, context: ApiCallContext | None, chain: _Chain | None = None
+    ) -> _Chain | ApiCallOutcome:
+        chain = chain or _Chain(self, api_name, time.perf_counter())
         spec = self.package.manifest.api(api_name) if self.package.manifest else None
         if spec is None:
             declared = ", ".join(a.name for a in self.package.manifest.apis) if self.package.manifest else ""
             return chain.fail("RUN011", f'no API named "{api_name}" is declared in mcp.json (declared: {declared})')
         chain.spec = spec
-        chain.risk, problem = api_risk(spec, self.config, self.package)
+        chain.risk, problem = self._risk(spec)
         if problem is not None:
             chain.diagnostics.append(Diagnostic.make("RUN024", problem, file="mcp.json"))
         chain.context = (context or self.context()).model_copy(update={"api_name": api_name})
@@ -311,6 +385,12 @@ class ApiRuntime:
         chain.args = args
         chain.context = chain.context.model_copy(update={"arguments": args})
         return chain
+
+    def _risk(self, spec: ApiSpec) -> tuple[RiskLevel, str | None]:
+        found = self._risks.get(spec.name)
+        if found is None:
+            found = self._risks[spec.name] = api_risk(spec, self.config, self.package)
+        return found
 
     def _input_check(self, spec: ApiSpec) -> SchemaCheck:
         check = self._inputs.get(spec.name)
@@ -381,6 +461,7 @@ class _Chain:
         self.spec: ApiSpec | None = None
         self.args: dict[str, Any] = {}
         self.diagnostics: list[Diagnostic] = []
+        self.vm_started = False  # set by the worker as it hands the call to the VM
 
     def refused(self) -> ApiCallOutcome:
         return self.fail(

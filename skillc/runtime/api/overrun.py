@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 # How long past its deadline a call may take before it is answered without its worker.
@@ -31,13 +31,13 @@ class Overruns:
     def active(self) -> bool:
         return self._running > 0
 
-    def track(self, work: asyncio.Future[Any]) -> None:
+    def track(self, work: Future[Any] | asyncio.Future[Any]) -> None:
         """Count ``work`` as stuck until it finishes on its own."""
         with self._lock:
             self._running += 1
         work.add_done_callback(self._finished)
 
-    def _finished(self, _work: asyncio.Future[Any]) -> None:
+    def _finished(self, _work: Future[Any] | asyncio.Future[Any]) -> None:
         with self._lock:
             self._running -= 1
 

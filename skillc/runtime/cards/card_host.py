@@ -166,10 +166,9 @@ class CardHost:
         self._skill_ids.add(ctx.scope)
         setup = self._setup(card_id, path, api_name, compiled, ctx, viewport or self.viewport)
         executor = self._pick_thread()
-        seq = await asyncio.to_thread(self.store.next_seq)
         record = CardRecord(
             card_id=card_id,
-            seq=seq,
+            seq=0,  # numbered on the card thread when it is stored: no extra thread hop per call
             component_path=path,
             api_name=api_name,
             context=ctx,
@@ -301,6 +300,7 @@ class CardHost:
             step.diagnostics += card.close()
             return card, step, None
         assert card.data_json is not None  # a mounted card has rendered within its limits
+        record.seq = self.store.next_seq()
         self.store.insert(record, card.data_json)
         return card, step, card.view(record.context.session_id)
 

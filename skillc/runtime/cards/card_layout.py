@@ -13,17 +13,30 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 
-from skillc.ir.css_values import px as _px
+from skillc.ir.css_values import px
 from skillc.ir.render import TEXT, RenderNode
+
+# A card repeats the same few lengths on every node; parsing each once keeps a mount's layout cheap.
+_px = lru_cache(maxsize=4096)(px)
 
 _DEFAULT_FONT = 16.0
 _LINE_FACTOR = 1.4
 _IMAGE_HEIGHT = 240.0
+# Every property _box reads: most nodes have none of them, and then the box adds nothing.
+_SIDES = ("top", "bottom", "left", "right")
+_BOX_PROPS = frozenset(
+    ["padding", "margin", "border-width"]
+    + [f"{prop}-{side}" for prop in ("padding", "margin") for side in _SIDES]
+    + [f"border-{side}-width" for side in _SIDES]
+)
 
 
 def _box(style: Mapping[str, str], side: str) -> float:
     """Vertical (or horizontal) padding + margin + border of one side pair."""
+    if _BOX_PROPS.isdisjoint(style):
+        return 0.0
     total = 0.0
     sides = ("top", "bottom") if side == "v" else ("left", "right")
     for prop in ("padding", "margin"):

@@ -31,6 +31,8 @@ CREATE TABLE IF NOT EXISTS cards (
   data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS cards_session ON cards (skill_id, session_id, seq);
+-- next_seq runs once per mounted card: MAX(seq) from this index, not a scan of up to max_rows rows.
+CREATE INDEX IF NOT EXISTS cards_seq ON cards (seq);
 """
 
 

@@ -35,9 +35,9 @@ class ApiHost:
         self.scope: StorageScope = storage.scope(context.user_did, context.merchant_did, context.scope)
         self.card_actions: list[CardAction] = []
         self.diagnostics: list[Diagnostic] = []
-        self._calls: dict[str, tuple[HostCall, Callable[[Any], Any]]] = {
-            c.name: (c, getattr(self, "_" + c.handler)) for c in HOST_CALLS.values() if self.serves(c)
-        }
+        # Calls only, not their bound handlers: those would tie the host into a cycle with itself and
+        # cost a lookup per handler on every API call; a handler is looked up when it is called.
+        self._calls: dict[str, HostCall] = {c.name: c for c in HOST_CALLS.values() if self.serves(c)}
 
     def serves(self, call: HostCall) -> bool:
         """Whether this host answers ``call`` (the card host adds its own surface)."""
@@ -50,11 +50,11 @@ class ApiHost:
     # -- dispatch --------------------------------------------------------------------------
 
     def _lookup(self, name: str, mode: Mode) -> tuple[HostCall, Callable[[Any], Any]] | HostReply:
-        entry = self._calls.get(name)
-        if entry is None or mode not in entry[0].modes:
+        call = self._calls.get(name)
+        if call is None or mode not in call.modes:
             return HostReply.fail(f"{name} is not available")
-        refused = self.refusal(entry[0])
-        return HostReply.fail(refused) if refused is not None else entry
+        refused = self.refusal(call)
+        return HostReply.fail(refused) if refused is not None else (call, getattr(self, "_" + call.handler))
 
     @staticmethod
     def _validate(call: HostCall, args: Any) -> BaseModel | HostReply:

@@ -16,6 +16,7 @@ import json
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from functools import cache
@@ -143,6 +144,17 @@ class BackgroundLoop:
             self.loop.close()
 
 
+def _weakly(method: Callable[..., Any], gone: Any) -> Callable[..., Any]:
+    """``method`` through a weak reference; ``gone`` once its object is (JS never outlives its session)."""
+    ref = weakref.WeakMethod(method)
+
+    def call(*args: Any) -> Any:
+        fn = ref()
+        return gone if fn is None else fn(*args)
+
+    return call
+
+
 class JsSession:
     """One context. Create it, use it and close it on the same thread."""
 
@@ -173,9 +185,11 @@ class JsSession:
         if native:
             self._native = NativeContext(ctx)
             self._native.set_deadline(deadline)
-        ctx.add_callable("__skillc_host_sync", self._host_sync)
-        ctx.add_callable("__skillc_host_async", self._host_async)
-        ctx.add_callable("__skillc_console", self._console)
+        # Through weak references: the context holding the session's methods would make a cycle, and
+        # every context would then wait for the cycle collector instead of being freed with its session.
+        ctx.add_callable("__skillc_host_sync", _weakly(self._host_sync, _PAST_DEADLINE))
+        ctx.add_callable("__skillc_host_async", _weakly(self._host_async, 0))
+        ctx.add_callable("__skillc_console", _weakly(self._console, None))
         self._gate: Any = None  # the prelude's host gate, once the prelude has run
         error = self.run_script(PRELUDE_JS.source, PRELUDE_JS.filename)
         if error is not None:

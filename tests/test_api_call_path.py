@@ -1,0 +1,113 @@
+"""The fast path of an API call: what it keeps per runtime, and what it must never keep between calls."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.contracts import ApiCallContext, RiskLevel
+from skillc.runtime.host.api_host import ApiHost
+from skillc.runtime.host.storage import Storage
+from skillc.runtime.sandbox.engine import EngineLimits, HostReply, JsSession
+from skillc.runtime.sandbox.native import Deadline
+
+from .test_runtime import make_runtime, write_skill
+
+STATEFUL = """
+let calls = 0
+wx.modelContext.registerAPI('probe', async () => {
+  calls += 1
+  const seen = [calls, typeof globalThis.planted, typeof Object.prototype.polluted, typeof wx.planted]
+  globalThis.planted = 1
+  Object.prototype.polluted = 1
+  try { wx.planted = 1 } catch (e) { /* wx is frozen */ }
+  return { content: [{ type: 'text', text: seen.join(',') }] }
+})
+"""
+
+
+@pytest.fixture
+def no_cycle_collector() -> Iterator[None]:
+    """Only reference counting frees objects while a test runs."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def test_no_state_leaks_between_two_calls_of_one_runtime(tmp_path: Path) -> None:
+    rt = make_runtime(write_skill(tmp_path / "s", STATEFUL, [{"name": "probe"}]), tmp_path / "state")
+    try:
+        texts = [rt.call_blocking("probe", {}).result.text for _ in range(3)]
+    finally:
+        rt.close()
+    assert texts == ["1,undefined,undefined,undefined"] * 3
+
+
+def _pinned(risk: str) -> list[dict[str, Any]]:
+    return [{"name": "probe", "_meta": {"x_skillc": {"risk": risk}}}]
+
+
+def test_a_changed_skill_runs_its_new_code_and_risk(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    v1 = "wx.modelContext.registerAPI('probe', async () => ({ content: [{ type: 'text', text: 'v1' }] }))\n"
+    first = make_runtime(write_skill(root, v1, _pinned("L0")), tmp_path / "state")
+    try:
+        before = [first.call_blocking("probe", {}) for _ in range(2)]
+    finally:
+        first.close()
+    v2 = v1.replace("'v1'", "'v2'")
+    second = make_runtime(write_skill(root, v2, _pinned("L3")), tmp_path / "state")
+    try:
+        after = second.call_blocking("probe", {})
+    finally:
+        second.close()
+    assert [(o.result.text, o.risk) for o in before] == [("v1", RiskLevel.L0)] * 2
+    # The new risk is assessed (approval needed, none given) and the new code is what would run.
+    assert (after.risk, after.result.is_error) == (RiskLevel.L3, True)
+    approved = make_runtime(root, tmp_path / "state", approver=lambda _request: True)
+    try:
+        assert approved.call_blocking("probe", {}).result.text == "v2"
+    finally:
+        approved.close()
+
+
+def test_a_session_and_its_context_are_freed_without_the_cycle_collector(
+    tmp_path: Path, no_cycle_collector: None
+) -> None:
+    class Host:
+        def call_sync(self, name: str, args: Any) -> HostReply:
+            return HostReply.done()
+
+        async def call_async(self, name: str, args: Any) -> HostReply:
+            return HostReply.done()
+
+    limits = EngineLimits.of(RuntimeConfig(state_dir=tmp_path))
+    session = JsSession(Host(), limits, Deadline.after(5.0), None, native=True)
+    reply = session.call(session.pick("callSync"), "probe", "")
+    assert reply.json() == '{"ok":true,"value":{},"error":null}'  # the host is reached through its weak link
+    del reply
+    session.close()
+    gone = weakref.ref(session)
+    del session
+    assert gone() is None
+
+
+def test_an_api_host_is_freed_without_the_cycle_collector(tmp_path: Path, no_cycle_collector: None) -> None:
+    config = RuntimeConfig(state_dir=tmp_path)
+    context = ApiCallContext(
+        user_did="u", agent_did="a", merchant_did="m", skill_id="s", skill_scope="s", session_id="x", api_name="p"
+    )
+    host = ApiHost(context, config, Storage.of(config))
+    assert host.call_sync("session.id", {}).value == "x"
+    gone = weakref.ref(host)
+    del host
+    assert gone() is None
