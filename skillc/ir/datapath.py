@@ -154,19 +154,32 @@ def _assign(parent: Any, key: str | int, new: Any, path: DataPath, changed: list
     if isinstance(old, dict) and isinstance(new, dict):
         for k in [k for k in old if k not in new]:
             del old[k]
-            changed.append(normalise((*path, k)))
+            changed.append((*path, _segment(k)))
         for k, v in new.items():
-            _assign(old, k, v, normalise((*path, k)), changed)
+            # Most leaves of a replaced list are unchanged: skip them before building their path.
+            if not _same_leaf(old.get(k, _MISSING), v):
+                _assign(old, k, v, (*path, _segment(k)), changed)
         return
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         for i, v in enumerate(new):
-            _assign(old, i, v, (*path, i), changed)
+            if not _same_leaf(old[i], v):
+                _assign(old, i, v, (*path, i), changed)
         return
-    # 1 == True and 1 == 1.0 in Python, not in what a template prints: compare types too.
-    if old is not _MISSING and type(old) is type(new) and not isinstance(new, (dict, list)) and old == new:
+    if _same_leaf(old, new):
         return
     _put(parent, key, new)
     changed.append(path)
+
+
+def _same_leaf(old: Any, new: Any) -> bool:
+    """Whether ``new`` is a scalar a template would print exactly as ``old``. 1 == True and
+    1 == 1.0 in Python, not in what a template prints: the types are compared too."""
+    return old is not _MISSING and type(old) is type(new) and not isinstance(new, (dict, list)) and old == new
+
+
+def _segment(key: Any) -> str | int:
+    """One key of an object as a normalised path segment (see :func:`normalise`)."""
+    return int(key) if isinstance(key, str) and key.isdecimal() else key
 
 
 def _has(container: Any, key: str | int) -> bool:
