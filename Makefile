@@ -48,7 +48,7 @@ fuzz: $(STAMP)
 	  $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz_parsers.py
 
 bench: $(STAMP) peers
-	for b in frontend expr styles render growth backends runtime cards serve_load debugger; do \
+	for b in frontend expr styles render growth backends runtime cards serve_load debugger scorecard; do \
 	  echo "== bench/$$b.py"; $(BIN)/python bench/$$b.py || exit 1; done
 
 docs: $(STAMP)

@@ -1,7 +1,11 @@
 // The peer side of bench/render.py: WeChat's official component test framework
 // (miniprogram-simulate on j-component, in jsdom) rendering the same drink-list card.
-// Usage: node bench/peer_simulate.js <peers node_modules> <card.wxml> <rounds>
+// Usage: node bench/peer_simulate.js <peers node_modules> <card.wxml> <rounds> [cases]
 // Prints one JSON object: per case, median wall and median CPU (process.cpuUsage) milliseconds.
+// Without [cases], the five cases of bench/render.py. With it (comma-separated, for
+// bench/scorecard.py), only those: load_render_20, render_20, render_<n> (render + attach of a
+// component loaded once with n items), replace_<n> (setData of n items, same keys, new prices),
+// replace_new_<n> (n items, all keys new), grow_<a>_<b> (setData of b items on a card of a).
 // load_render_20 is simulate.load of the template text + render + attach (the like-for-like of
 // skillc's cold render), render_20 render + attach of a component loaded once (its warm render).
 'use strict'
@@ -47,6 +51,59 @@ function mount (n) {
   const comp = simulate.render(id)
   comp.attach(document.body)
   return comp
+}
+
+if (process.argv[5]) {
+  runCases(process.argv[5].split(','))
+  process.exit(0)
+}
+
+function renamed (n, r) {
+  return drinks(n).map((d, i) => Object.assign({}, d, { id: 'r' + r + '_' + i }))
+}
+
+// Each case: an untimed setup giving the card (or loaded id) and the timed call's argument, the timed
+// call, and the teardown; cheap cases get three warm-up rounds, the 1000-item ones one.
+function caseOf (name) {
+  let m
+  if (name === 'load_render_20') return { size: 20, setup: () => null, run: () => mount(20), done: (c) => c.detach() }
+  if ((m = /^render_(\d+)$/.exec(name))) {
+    const n = Number(m[1])
+    const id = simulate.load({ template: wxml, data: data(n) })
+    return { size: n, setup: () => null, run: () => { const c = simulate.render(id); c.attach(document.body); return c }, done: (c) => c.detach() }
+  }
+  if ((m = /^replace_new_(\d+)$/.exec(name))) {
+    const n = Number(m[1])
+    return { size: n, setup: (r) => [mount(n), renamed(n, r)], run: ([c, d]) => c.setData({ drinks: d }), done: (_, [c]) => c.detach() }
+  }
+  if ((m = /^replace_(\d+)$/.exec(name))) {
+    const n = Number(m[1])
+    return { size: n, setup: (r) => [mount(n), drinks(n, r + 1)], run: ([c, d]) => c.setData({ drinks: d }), done: (_, [c]) => c.detach() }
+  }
+  if ((m = /^grow_(\d+)_(\d+)$/.exec(name))) {
+    const a = Number(m[1])
+    const b = Number(m[2])
+    return { size: b, setup: () => [mount(a), drinks(b)], run: ([c, d]) => c.setData({ drinks: d }), done: (_, [c]) => c.detach() }
+  }
+  throw new Error('unknown case ' + name)
+}
+
+function runCases (names) {
+  const out = {}
+  for (const name of names) {
+    const c = caseOf(name)
+    const warmup = c.size >= 1000 ? 1 : 3
+    const samples = []
+    for (let r = 0; r < rounds + warmup; r++) {
+      const arg = c.setup(r)
+      let made
+      const t = time(() => { made = c.run(arg) })
+      c.done(made, arg)
+      if (r >= warmup) samples.push(t)
+    }
+    out[name] = { wall: median(samples.map((x) => x.wall)), cpu: median(samples.map((x) => x.cpu)) }
+  }
+  process.stdout.write(JSON.stringify(out) + '\n')
 }
 
 const loaded20 = simulate.load({ template: wxml, data: data(20) })

@@ -72,3 +72,67 @@ def test_growth_bench_prints_per_node_cost() -> None:
     assert "ratio 1.00x / 1.00x" in lines[0]  # the 20-item cost is the baseline
     assert done.stdout.count("setData one field") == 2
     assert done.stdout.count("peak RSS") >= 2
+
+
+SCORECARD_ROWS = [str(n) for n in range(1, 12)]
+
+
+def scorecard(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCH / "scorecard.py"), "--quick", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+
+
+def table_rows(out: str) -> list[list[str]]:
+    """The scorecard's data rows, split into cells (the header and its rule left out)."""
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")] for line in out.splitlines() if line.startswith("| ")
+    ]
+    assert rows and rows[0][0] == "case", out
+    return rows[2:]
+
+
+def is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def test_scorecard_prints_every_row_with_numbers() -> None:
+    done = scorecard()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "load average" in done.stdout and "python 3." in done.stdout
+    rows = table_rows(done.stdout)
+    assert sorted({r[0].split()[0] for r in rows}, key=int) == SCORECARD_ROWS, done.stdout
+    for case, ours_wall, ours_cpu, peer, peer_wall, peer_cpu, ratio_wall, ratio_cpu, goal, met in rows:
+        assert is_number(ours_wall), case
+        assert is_number(ours_cpu) or case.endswith("p99 ms"), case  # a percentile has no CPU form
+        if peer.endswith(")") and "skipped (" in peer:
+            assert peer_wall == peer_cpu == ratio_wall == "-", case
+        else:
+            assert is_number(peer_wall), case
+            assert ratio_wall.endswith("x") and is_number(ratio_wall[:-1]), case
+            assert ratio_cpu == "-" or is_number(ratio_cpu.removesuffix("x")), case
+        assert goal and met in ("yes", "no", "-"), case
+
+
+def test_scorecard_without_peers_skips_them_and_exits_0(tmp_path: Path) -> None:
+    done = scorecard("--rows", "1,10", "--peers", str(tmp_path / "missing"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = table_rows(done.stdout)
+    assert [r[0].split()[0] for r in rows] == ["1", "1", "10"], done.stdout
+    for row in rows:
+        assert is_number(row[1]) and is_number(row[2]), row
+        assert "skipped (" in row[3] and row[4] == "-", row
+    assert "wcsc not installed" in rows[2][3]
+
+
+def test_scorecard_rejects_unknown_rows() -> None:
+    done = scorecard("--rows", "12")
+    assert done.returncode == 2 and "--rows" in done.stderr
