@@ -66,6 +66,7 @@ def _check_consistency(pkg: SkillPackage, sink: DiagnosticSink) -> None:
 
 def _check_scripts(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     """Compile every skill .js with QuickJS (nothing runs) and find the wx APIs skillc lacks."""
+    from skillc.frontend.component_options import check_component_options
     from skillc.runtime.host.unavailable import unavailable_uses
     from skillc.runtime.sandbox.syntax import syntax_errors
 
@@ -77,6 +78,7 @@ def _check_scripts(pkg: SkillPackage, sink: DiagnosticSink) -> None:
             continue
         sink.extend(syntax_errors(path, text))
         sink.extend(unavailable_uses(path, text, card=path not in pkg.api_files))
+    check_component_options(pkg.sources, [f.dir for f in pkg.components.values()], sink)
 
 
 def _check_templates(pkg: SkillPackage, sink: DiagnosticSink) -> None:

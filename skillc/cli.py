@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import click
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from skillc.frontend.package import SkillPackage
     from skillc.ir.render import RenderDocument
     from skillc.ir.viewport import Viewport
+    from skillc.runtime.config import UserProfile
     from skillc.runtime.contracts import AtomicApiResult
 
 # Commands import the phases they need when they run: `skillc --help` and `skillc check` should
@@ -64,6 +65,57 @@ _color_option = click.option(
     show_default=True,
     help="Colour diagnostics: auto = only on a terminal and when NO_COLOR is not set.",
 )
+
+# Identity (docs/security.md, "Identity"): who the caller is and how long a wx.login lasts.
+_anonymous_option = click.option(
+    "--anonymous",
+    is_flag=True,
+    help="Call as nobody signed in (user DID did:skillc:anonymous): APIs at risk L1 and above are refused "
+    "(RUN060), wx.login fails and wx.request carries no identity. Not with --user.",
+)
+_login_ttl_option = click.option(
+    "--login-ttl",
+    "login_ttl_s",
+    type=click.FloatRange(0, 366 * 86400, min_open=True),
+    default=None,
+    help="Seconds a capability token from wx.login stays valid [7200].",
+)
+
+
+def _caller_did(user_did: str | None, anonymous: bool) -> str | None:
+    """The user DID of ``--user`` / ``--anonymous`` (None: the configured one); both is a usage error."""
+    from skillc.runtime.contracts import ANONYMOUS_USER_DID
+
+    if anonymous and user_did is not None:
+        click.echo("skillc: error: --anonymous and --user cannot be given together (pick one caller)", err=True)
+        sys.exit(EXIT_USAGE)
+    return ANONYMOUS_USER_DID if anonymous else user_did
+
+
+# The user profile the wx stand-ins answer from (docs/runtime.md, "Stand-ins for WeChat-only APIs").
+_profile_option = click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="A JSON file of the user's phone, addresses and location: what wx.getPhoneNumber, wx.chooseAddress, "
+    "wx.getLocation and wx.getFuzzyLocation answer (each with the user's consent at L4). Without it they fail.",
+)
+
+
+def _profile(path: Path | None) -> UserProfile | None:
+    """The ``--profile`` file as a UserProfile (None without one); a bad file is a usage error."""
+    if path is None:
+        return None
+    from skillc.diagnostics import render_text
+    from skillc.runtime.host.profile import read_profile
+
+    profile, problems, text = read_profile(path)
+    if profile is None:
+        _echo(render_text(problems, {str(path): text}), err=True, nl=False)
+        click.echo(f"skillc: error: {path} is not a usable user profile", err=True)
+        sys.exit(EXIT_USAGE)
+    return profile
 
 
 def _json_alias(fmt: str, as_json: bool) -> str:
@@ -398,7 +450,8 @@ def build(
     "data_file",
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
     help="TEMPLATE DATA: a JSON object the WXML's {{ }} read directly (the card's `data` after "
-    "setData); the card's JavaScript does not run [components/<COMPONENT>/preview.json].",
+    "setData); the card's JavaScript does not run, so a 2d canvas stays undrawn "
+    "[components/<COMPONENT>/preview.json].",
 )
 @click.option(
     "--result",
@@ -663,8 +716,25 @@ def schema(name: str) -> None:
 @click.argument("api")
 @click.option("--args", "args_json", default="{}", show_default=True, help="The arguments, as a JSON object.")
 @click.option("--user", "user_did", default=None, help="The caller's user DID (storage is scoped by it).")
+@_anonymous_option
+@click.option(
+    "--token",
+    "capability_token",
+    default=None,
+    help="A capability token (the code of an earlier wx.login) the caller presents: wx.checkSession validates it "
+    "and wx.request carries it while it is valid.",
+)
+@_login_ttl_option
 @click.option("--session", "session_id", default=None, help="The session id wx.modelContext.getSessionId returns.")
 @click.option("--approve", is_flag=True, help="Approve an L3/L4 API for this call (otherwise it is refused).")
+@_profile_option
+@click.option(
+    "--payment",
+    type=click.Choice(["success", "fail", "cancel"]),
+    default="success",
+    show_default=True,
+    help="How the test payment provider answers the call's wx.requestPayment (no money moves).",
+)
 @click.option(
     "--timeout",
     "timeout_s",
@@ -695,8 +765,13 @@ def call(
     api: str,
     args_json: str,
     user_did: str | None,
+    anonymous: bool,
+    capability_token: str | None,
+    login_ttl_s: float | None,
     session_id: str | None,
     approve: bool,
+    profile_path: Path | None,
+    payment: str,
     timeout_s: float | None,
     allow_hosts: tuple[str, ...],
     state_dir: Path | None,
@@ -707,24 +782,32 @@ def call(
     """Call one atomic API of a skill, as the AI-mode runtime would, and print the result.
 
     The skill's index.js runs in a fresh sandboxed QuickJS context; the arguments are checked
-    against the API's inputSchema (defaults filled in); APIs at risk level L3/L4 need --approve;
-    L2+ calls are written to the audit log. Prints the AtomicApiResult and the captured console.
+    against the API's inputSchema (defaults filled in), and an argument whose schema says
+    "format": "image" or "file" (a local upload path) answers unsupported_format; APIs at risk
+    level L3/L4 need --approve; L2+ calls are written to the audit log. Prints the
+    AtomicApiResult (_meta, the card's part, apart) and the captured console.
+    wx.requestPayment is answered by the test payment provider (--payment); wx.getPhoneNumber,
+    chooseAddress, getLocation and getFuzzyLocation by --profile; each only with --approve.
 
     Exit status: 0 result ok, 1 isError result, 2 usage error (not a skill, an API mcp.json
-    does not declare, bad --args).
+    does not declare, bad --args, a bad --profile file).
 
     \b
     Example:
       skillc call examples/coffee-skill searchDrinks --args '{"keyword": "latte"}'
       skillc call examples/coffee-skill confirmOrder --args '{"drinkId": "d01"}' --approve --format json
+      skillc call examples/coffee-skill payOrder --args '{"orderId": "MB000001"}' --approve --payment cancel
     """
     from skillc.diagnostics import DiagnosticSink, render_text
     from skillc.frontend.package import load_skill
     from skillc.runtime.api.api_runtime import ApiRuntime
     from skillc.runtime.api.report import render_outcome
     from skillc.runtime.config import RuntimeConfig, default_state_dir
+    from skillc.runtime.host.payment import PaymentOutcome, ScriptedPaymentProvider
 
     arguments = _args_json(args_json)
+    user_did = _caller_did(user_did, anonymous)
+    profile = _profile(profile_path)
     sink = DiagnosticSink()
     pkg = load_skill(skill, sink)
     if pkg is None or pkg.manifest is None:
@@ -735,10 +818,13 @@ def call(
         names = ", ".join(a.name for a in pkg.manifest.apis) or "none"
         click.echo(f"skillc: error: {skill} declares no API named {api!r} in mcp.json (APIs: {names})", err=True)
         sys.exit(EXIT_USAGE)
-    config = RuntimeConfig(state_dir=state_dir or default_state_dir(), allowed_hosts=allow_hosts)
-    runtime = ApiRuntime(pkg, config, approver=(lambda _request: True) if approve else None)
+    config = RuntimeConfig(state_dir=state_dir or default_state_dir(), allowed_hosts=allow_hosts, profile=profile)
+    if login_ttl_s is not None:
+        config = config.model_copy(update={"login_ttl_s": login_ttl_s})
+    payments = ScriptedPaymentProvider(cast(PaymentOutcome, payment))
+    runtime = ApiRuntime(pkg, config, approver=(lambda _request: True) if approve else None, payments=payments)
     try:
-        context = runtime.context(api, user_did=user_did, session_id=session_id)
+        context = runtime.context(api, user_did=user_did, session_id=session_id, capability_token=capability_token)
         outcome = runtime.call_blocking(api, arguments, context, timeout_s=timeout_s)
     finally:
         runtime.close()
@@ -768,10 +854,14 @@ def call(
     "script_path",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
-    help="The flow: a JSON file of steps (call, tap, follow, expire); see docs/components.md.",
+    help="The flow: a JSON file of steps (call, tap, follow, expire, wait, visibility); see docs/components.md.",
 )
 @_width_option("Viewport width in px (750rpx).")
 @click.option("--user", "user_did", default=None, help="The user DID (storage and cards are scoped by it).")
+@_anonymous_option
+@_login_ttl_option
+@click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
+@_profile_option
 @click.option(
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -792,6 +882,10 @@ def run(
     script_path: Path,
     width: int,
     user_did: str | None,
+    anonymous: bool,
+    login_ttl_s: float | None,
+    allow_hosts: tuple[str, ...],
+    profile_path: Path | None,
     state_dir: Path | None,
     fmt: str,
     as_json: bool,
@@ -799,15 +893,21 @@ def run(
     """Replay a scripted conversation: API calls, taps on card nodes, follow-ups, approvals.
 
     Each step prints the API result, a compact outline of the card's Render IR, the patches a
-    tap produced and the actions the card asked for (follow-up messages, api/calls, expiry).
-    A card that fails to render is replaced by the generic CardSpec fallback card.
+    tap produced and the actions the card asked for (follow-up messages, api/calls, expiry,
+    wx.previewMedia and wx.makePhoneCall); a map or canvas shows its static preview.
+    A card that fails to render is replaced by the generic CardSpec fallback card. A call or
+    follow step's "payment" ("success", "fail", "cancel") is how the test payment provider answers
+    the wx.requestPayment calls of that step; --profile supplies the user's phone, addresses and
+    location. Time is virtual: the timers of dynamic cards (scope.dynamic) fire only in a
+    {"wait": MS} step, which prints each callback's patches; {"visibility": "hidden"} pauses them.
 
     Exit status: 0 every step ran, 1 a step failed (no such node, an error diagnostic),
-    2 usage error (bad script, not a skill).
+    2 usage error (bad script, not a skill, a bad --profile file).
 
     \b
     Example:
       skillc run examples/coffee-skill --script examples/coffee-skill/flows/order.json
+      skillc run examples/coffee-skill --script examples/coffee-skill/flows/order-payment-fails.json
     """
     import asyncio
     import itertools
@@ -820,6 +920,7 @@ def run(
     from skillc.runtime.api.api_runtime import ApiRuntime
     from skillc.runtime.cards.card_host import CardHost
     from skillc.runtime.cards.card_models import FallbackRequest
+    from skillc.runtime.cards.card_timers import VirtualClock
     from skillc.runtime.config import RuntimeConfig
     from skillc.runtime.flows.flow import FlowRunner, StepRecord, load_flow
     from skillc.runtime.flows.report import render_flow
@@ -834,6 +935,7 @@ def run(
         _echo(render_text(problems, {str(script_path): script_text}), err=True, nl=False)
         click.echo(f"skillc: error: {script_path} is not a usable flow script", err=True)
         sys.exit(EXIT_USAGE)
+    profile = _profile(profile_path)
     sink = DiagnosticSink()
     pkg = load_skill(skill, sink)
     if pkg is None or pkg.manifest is None:
@@ -844,10 +946,17 @@ def run(
     def build_fallback(request: FallbackRequest) -> dict[str, object]:
         return fallback_card(request.structured_content, title=request.title, text=request.text)
 
+    user_did = _caller_did(user_did, anonymous)
+
     async def replay(state: Path) -> list[StepRecord]:
-        runtime = ApiRuntime(pkg, RuntimeConfig(state_dir=state))
+        config = RuntimeConfig(state_dir=state, allowed_hosts=allow_hosts, profile=profile)
+        if login_ttl_s is not None:
+            config = config.model_copy(update={"login_ttl_s": login_ttl_s})
+        runtime = ApiRuntime(pkg, config)
         counter = itertools.count(1)
-        host = CardHost(runtime, viewport=Viewport(width=width), card_ids=lambda: f"card-{next(counter)}")
+        # Dynamic cards' timers run on the replay's own clock: only wait steps move it.
+        clock = VirtualClock()
+        host = CardHost(runtime, viewport=Viewport(width=width), card_ids=lambda: f"card-{next(counter)}", clock=clock)
         try:
             context = runtime.context(user_did=user_did, session_id="flow-" + script_path.stem)
             return await FlowRunner(host, context, build_fallback).run(script)
@@ -946,6 +1055,10 @@ def _given(ctx: click.Context, name: str) -> bool:
     help="Seconds per API call [300].",
 )
 @click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
+@_profile_option
+@click.option("--user", "user_did", default=None, help="The user DID every call is made as [did:example:user].")
+@_anonymous_option
+@_login_ttl_option
 @_width_option("The card width in px (750rpx).")
 @click.option(
     "--strict-output",
@@ -1001,6 +1114,10 @@ def serve(
     no_elicit: bool,
     timeout_s: float | None,
     allow_hosts: tuple[str, ...],
+    profile_path: Path | None,
+    user_did: str | None,
+    anonymous: bool,
+    login_ttl_s: float | None,
     width: int,
     strict_output: bool,
     no_ui_control: bool,
@@ -1018,8 +1135,10 @@ def serve(
     2025 initialize handshake; a browser opening that URL (or /) gets a page that says how to
     connect. With --stdio it speaks the MCP stdio transport instead (for clients that start their
     servers themselves). L3/L4 APIs ask for the user's consent by elicitation where the client
-    supports it, else are refused unless approved with --approve / --approve-all. Each request
-    is one line on stderr (--log-format). See docs/serve.md.
+    supports it, else are refused unless approved with --approve / --approve-all. The timers of
+    dynamic cards (scope.dynamic) run on their own in real time (at least 1000 ms apart, at most 8
+    per card); the card view reads their patches through an app-only tool. Each request is one
+    line on stderr (--log-format). See docs/serve.md.
 
     \b
     Example:
@@ -1027,6 +1146,7 @@ def serve(
       skillc serve skill-a skill-b --approve confirmOrder --state-dir /tmp/state
       skillc serve --stdio examples/coffee-skill
     """
+    caller = _caller_did(user_did, anonymous)
     if stdio:
         given = [flag for name, flag in _HTTP_ONLY.items() if _given(ctx, name)]
         if given:
@@ -1052,9 +1172,15 @@ def serve(
     request_log.configure("json" if log_format == "json" else "text", sys.stderr)
     if not stdio:
         port = _probe_port(host, port)  # a busy port is a usage error before the slow start
-    runtime = RuntimeConfig(state_dir=state_dir or default_state_dir(), allowed_hosts=allow_hosts)
+    runtime = RuntimeConfig(
+        state_dir=state_dir or default_state_dir(), allowed_hosts=allow_hosts, profile=_profile(profile_path)
+    )
     if timeout_s is not None:
         runtime = runtime.model_copy(update={"timeout_s": timeout_s})
+    if caller is not None:
+        runtime = runtime.model_copy(update={"identity": runtime.identity.model_copy(update={"user_did": caller})})
+    if login_ttl_s is not None:
+        runtime = runtime.model_copy(update={"login_ttl_s": login_ttl_s})
     options = ServeOptions(
         paths=paths,
         host=host,

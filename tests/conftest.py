@@ -154,3 +154,15 @@ def request_records() -> Iterator[list[Any]]:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+def rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One stateless JSON-RPC request to a served MCP endpoint; its ``result``."""
+    import httpx
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    response = httpx.post(url, json=body, headers=headers, timeout=30)
+    response.raise_for_status()
+    answer: dict[str, Any] = response.json()
+    return answer["result"]

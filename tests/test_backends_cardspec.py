@@ -257,7 +257,7 @@ def test_column_direction_flex_hidden_nodes_and_unknown_types() -> None:
         [
             text("0/0", "shown"),
             RenderNode("0/1", "view", {}, {"display": "none"}, None, [text("0/1/0", "hidden")]),
-            RenderNode("0/2", "map", {"latitude": 1}, {}, None, [text("0/2/0", "inside an unknown type")]),
+            RenderNode("0/2", "video", {"src": "v.mp4"}, {}, None, [text("0/2/0", "inside an unknown type")]),
             RenderNode("0/3", "image", {"src": ""}, {"width": "300px"}),  # no url: dropped, Image needs one
         ],
     )

@@ -119,10 +119,10 @@ def test_button_and_catch_binding() -> None:
 
 def test_unknown_type_degrades_to_a_div_with_its_type() -> None:
     node = RenderNode(
-        "0", "map", {"latitude": 39.9}, {"height": "200px"}, None, [RenderNode("0/0", TEXT, {"text": "x"})]
+        "0", "video", {"latitude": 39.9}, {"height": "200px"}, None, [RenderNode("0/0", TEXT, {"text": "x"})]
     )
     assert render_html_fragment(RenderDocument(1, LIGHT_375, node)) == (
-        '<div data-uid="0" data-type="map" data-prop-latitude="39.9" style="height:200px"\n>x</div\n>'
+        '<div data-uid="0" data-type="video" data-prop-latitude="39.9" style="height:200px"\n>x</div\n>'
     )
 
 

@@ -1,8 +1,12 @@
-"""docs/compatibility.md: every row has one of the four statuses, and every code it names exists."""
+"""docs/compatibility.md: every row has one of the four statuses, every code it names exists, and
+every row names at least one test (`tests/file.py::test_name`) that exists."""
 
 from __future__ import annotations
 
+import ast
 import re
+from functools import cache
+from pathlib import Path
 
 from skillc.diagnostics import CATALOGUE
 
@@ -12,6 +16,8 @@ DOC = ROOT / "docs" / "compatibility.md"
 STATUSES = ("supported", "host boundary", "planned", "unsupported by design")
 HEADER = ["feature", "status", "diagnostic", "notes"]
 CODE = re.compile(r"`([A-Z]+[0-9]{3})`")
+# `tests/dir/file.py::name` or `tests/file.py::Class::method`; a parametrised test is named without [id].
+TEST_REF = re.compile(r"`(tests/[\w/]+\.py)::(\w+(?:::\w+)?)`")
 
 
 def _cells(line: str) -> list[str]:
@@ -37,7 +43,38 @@ def matrix_rows(text: str) -> list[tuple[str, list[str]]]:
     return rows
 
 
-def problems(text: str) -> list[str]:
+@cache
+def _defined(path: Path) -> frozenset[str]:
+    """The tests a file defines: top-level functions and classes, and ``Class::method``."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text("utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        if isinstance(node, ast.ClassDef):
+            names |= {
+                f"{node.name}::{sub.name}"
+                for sub in node.body
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+    return frozenset(names)
+
+
+def reference_problems(where: str, notes: str, root: Path) -> list[str]:
+    """What is wrong with the test references of one row's notes."""
+    refs = TEST_REF.findall(notes)
+    if not refs:
+        return [f"{where}: the notes name no test (`tests/file.py::test_name`)"]
+    found: list[str] = []
+    for file, name in refs:
+        path = root / file
+        if not path.is_file():
+            found.append(f"{where}: {file} does not exist")
+        elif name not in _defined(path):
+            found.append(f"{where}: {file} defines no {name}")
+    return found
+
+
+def problems(text: str, root: Path = ROOT) -> list[str]:
     found: list[str] = []
     rows = matrix_rows(text)
     if not rows:
@@ -47,7 +84,7 @@ def problems(text: str) -> list[str]:
         if len(cells) != len(HEADER):
             found.append(f"{where}: {len(cells)} cells, expected {len(HEADER)}")
             continue
-        _feature, status, diagnostic, _notes = cells
+        _feature, status, diagnostic, notes = cells
         if status not in STATUSES:
             found.append(f"{where}: status {status!r} is not one of {', '.join(STATUSES)}")
         codes = CODE.findall(diagnostic)
@@ -55,6 +92,7 @@ def problems(text: str) -> list[str]:
             found.append(f"{where}: the diagnostic column holds something besides codes: {diagnostic!r}")
         if status == "unsupported by design" and not codes:
             found.append(f"{where}: an unsupported feature must name the diagnostic a skill gets")
+        found += reference_problems(where, notes, root)
     for code in sorted(set(CODE.findall(text))):
         if code not in CATALOGUE:
             found.append(f"{code} is named in docs/compatibility.md but is not in the catalogue")
@@ -65,20 +103,49 @@ def test_compatibility_matrix_is_consistent() -> None:
     assert problems(DOC.read_text("utf-8")) == []
 
 
+PROVED = "`tests/test_cli_compat_doc.py::test_the_checker_catches_each_defect`"
+
+
 def test_the_checker_catches_each_defect() -> None:
     table = "## S\n\n| feature | status | diagnostic | notes |\n|---|---|---|---|\n"
-    assert problems(table + "| a | supported | `JSON001` | |\n") == []
-    assert problems(table + "| a | maybe | — | |\n") == [
+    assert problems(table + f"| a | supported | `JSON001` | {PROVED} |\n") == []
+    assert problems(table + f"| a | maybe | — | {PROVED} |\n") == [
         "S: a: status 'maybe' is not one of supported, host boundary, planned, unsupported by design"
     ]
-    assert problems(table + "| a | planned | `NOPE999` | |\n") == [
+    assert problems(table + f"| a | planned | `NOPE999` | {PROVED} |\n") == [
         "NOPE999 is named in docs/compatibility.md but is not in the catalogue"
     ]
-    assert problems(table + "| a | unsupported by design | — | |\n") == [
+    assert problems(table + f"| a | unsupported by design | — | {PROVED} |\n") == [
         "S: a: an unsupported feature must name the diagnostic a skill gets"
     ]
-    assert problems(table + "| a | supported | JSON001 | |\n") == [
+    assert problems(table + f"| a | supported | JSON001 | {PROVED} |\n") == [
         "S: a: the diagnostic column holds something besides codes: 'JSON001'"
     ]
     assert problems(table + "| a | supported |\n") == ["S: a: 2 cells, expected 4"]
     assert problems("# nothing\n") == ["no feature table"]
+
+
+def test_the_checker_wants_a_test_that_exists_in_every_row(tmp_path: Path) -> None:
+    table = "## S\n\n| feature | status | diagnostic | notes |\n|---|---|---|---|\n"
+    (tmp_path / "tests" / "sub").mkdir(parents=True)
+    (tmp_path / "tests" / "sub" / "test_x.py").write_text(
+        "import pytest\n\n\n@pytest.mark.parametrize('n', [1])\ndef test_one(n):\n    pass\n\n\n"
+        "class TestGroup:\n    def test_two(self):\n        pass\n"
+    )
+    ok = "`tests/sub/test_x.py::test_one`, `tests/sub/test_x.py::TestGroup::test_two`"
+    assert problems(table + f"| a | supported | — | why: {ok} |\n", tmp_path) == []
+    assert problems(table + "| a | supported | — | why, but no test |\n", tmp_path) == [
+        "S: a: the notes name no test (`tests/file.py::test_name`)"
+    ]
+    assert problems(table + "| a | supported | — | `tests/sub/test_x.py` |\n", tmp_path) == [
+        "S: a: the notes name no test (`tests/file.py::test_name`)"
+    ]
+    assert problems(table + "| a | supported | — | `tests/sub/test_x.py::test_onee` |\n", tmp_path) == [
+        "S: a: tests/sub/test_x.py defines no test_onee"
+    ]
+    assert problems(table + "| a | supported | — | `tests/sub/test_x.py::TestGroup::test_three` |\n", tmp_path) == [
+        "S: a: tests/sub/test_x.py defines no TestGroup::test_three"
+    ]
+    assert problems(table + "| a | supported | — | `tests/test_gone.py::test_one` |\n", tmp_path) == [
+        "S: a: tests/test_gone.py does not exist"
+    ]

@@ -1,6 +1,6 @@
 """collapsible-view, the official card built-in whose overflow opens in a half-screen view.
 
-Lowering accepts it (no TPL002: that warning is for map and canvas only), the Render IR keeps it
+Lowering accepts it (no TPL002: that note is for the map and canvas previews only), the Render IR keeps it
 as its own node type with the `slot="button"` child marked in props, and each backend renders
 it: JSON as is, HTML clipped with the button slot kept in view, CardSpec as a Container with an
 id and an Action.ToggleVisibility of it.
@@ -46,11 +46,9 @@ def _render(wxml: str = WXML, data: dict[str, Any] | None = None) -> tuple[Rende
 def test_lowering_accepts_it_and_tpl002_is_for_map_and_canvas_only() -> None:
     _, sink = _render()
     assert list(sink) == []
-    _, sink = _render("<map/><canvas/><collapsible-view/>", {})
-    assert [(d.code, d.severity, d.message) for d in sink] == [
-        ("TPL002", Severity.WARNING, "<map> is allowed in cards by WeChat but skillc cannot render it"),
-        ("TPL002", Severity.WARNING, "<canvas> is allowed in cards by WeChat but skillc cannot render it"),
-    ]
+    _, sink = _render('<map/><canvas type="2d"/><collapsible-view/>', {})
+    assert [(d.code, d.severity) for d in sink] == [("TPL002", Severity.INFO), ("TPL002", Severity.INFO)]
+    assert [d.message.split(" is shown")[0] for d in sink] == ["<map>", "<canvas>"]
 
 
 def test_render_ir_keeps_the_node_type_and_marks_the_button_slot() -> None:

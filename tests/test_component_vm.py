@@ -306,3 +306,89 @@ def test_the_incremental_height_estimate_equals_a_full_one(h: Harness) -> None:
     full = estimate_height(ev.document.root, 375)
     assert ev.content_height == pytest.approx(full)
     assert HeightCache(375).measure(ev.document.root) == pytest.approx(full)
+
+
+# -- the card surface of docs/compatibility.md (fixture: tests/fixtures/cards/surface-skill) --------
+
+SURFACE = FIXTURES / "cards" / "surface-skill"
+
+
+@pytest.fixture
+def surface(tmp_path: Path) -> Iterator[Harness]:
+    harness = Harness(SURFACE, tmp_path / "state")
+    yield harness
+    harness.close()
+
+
+def _mounted(h: Harness) -> tuple[str, RenderNode]:
+    out = h.call("showSurface")
+    assert out.card is not None and out.diagnostics == []
+    return out.card.card_id, out.card.document.root
+
+
+def test_bindtap_bubbles_to_the_ancestors_and_catchtap_stops_it(surface: Harness) -> None:
+    card_id, root = _mounted(surface)
+    bubbled = surface.run(surface.host.event(card_id, node_by_handler(root, "onInner").children[0].id))
+    caught = surface.run(surface.host.event(card_id, node_by_handler(root, "onCaught").children[0].id))
+    assert (bubbled.handled, bubbled.diagnostics) == (["onInner", "onOuter"], [])
+    assert (caught.handled, caught.diagnostics) == (["onCaught"], [])
+    view = surface.run(surface.host.card(card_id))
+    assert view is not None and view.data["log"] == ["inner", "outer", "caught"]
+
+
+def test_an_image_load_and_error_reach_their_handlers_with_their_detail(surface: Harness) -> None:
+    card_id, root = _mounted(surface)
+    image = next(n for n in root.walk() if n.type == "image")
+    loaded = surface.run(surface.host.event(card_id, image.id, "load", {"width": 80, "height": 60}))
+    failed = surface.run(surface.host.event(card_id, image.id, "error"))
+    assert (loaded.handled, failed.handled) == (["onLoad"], ["onError"])  # neither bubbles to onOuter
+    view = surface.run(surface.host.card(card_id))
+    assert view is not None and view.data["log"] == ['load load {"width":80,"height":60}', "error error {}"]
+
+
+def test_a_card_has_storage_device_and_app_info_and_expires_cards(surface: Harness) -> None:
+    card_id, root = _mounted(surface)
+    ev = surface.run(surface.host.event(card_id, node_by_handler(root, "onHost").id))
+    assert (ev.handled, ev.diagnostics) == (["onHost"], [])
+    assert [a.wire() for a in ev.actions] == [
+        {
+            "type": "expireAllCards",
+            "cardId": card_id,
+            "componentPaths": ["components/surface/index"],
+            "expired": [card_id],
+        }
+    ]
+    view = surface.run(surface.host.card(card_id))
+    assert view is not None and view.expired
+    assert view.data["host"] == {"seen": {"n": 1}, "keys": ["seen"], "brand": "skillc", "sdk": "3.16.1"}
+
+
+def test_reapply_api_call_runs_the_cards_api_again_with_the_new_arguments(surface: Harness) -> None:
+    card_id, root = _mounted(surface)
+    ev = surface.run(surface.host.event(card_id, node_by_handler(root, "onReapply").id))
+    assert [a.wire() for a in ev.actions] == [
+        {"type": "api/call", "cardId": card_id, "name": "showSurface", "arguments": {"label": "again"}}
+    ]
+    [again] = surface.run(surface.host.follow(ev.actions[0]))  # type: ignore[arg-type]
+    assert again.api.result.text == "surface again"
+    assert again.card is not None and again.card.card_id != card_id and again.card.data["label"] == "again"
+    bad = surface.run(surface.host.event(card_id, node_by_handler(root, "onBadReapply").id))
+    assert bad.actions == []
+    assert [(d.code, d.message) for d in bad.diagnostics] == [
+        ("CMPVM013", "reapplyApiCall: arguments must be an object")
+    ]
+
+
+def test_a_card_taller_than_max_height_is_reported_once_and_notified(surface: Harness) -> None:
+    card_id, root = _mounted(surface)
+    grown = surface.run(surface.host.event(card_id, node_by_handler(root, "onGrow").id))
+    assert [(d.code, d.message) for d in grown.diagnostics] == [
+        (
+            "CMPVM010",
+            "components/surface/index renders about 715px tall, more than maxHeight 375px; the rest is clipped",
+        )
+    ]
+    view = surface.run(surface.host.card(card_id))
+    assert view is not None and view.data["overflow"] == {"maxHeight": 375, "over": True}
+    again = surface.run(surface.host.event(card_id, node_by_handler(root, "onGrow").id))
+    assert again.diagnostics == []  # the same height is not reported twice

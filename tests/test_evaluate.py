@@ -8,7 +8,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skillc.backends.registry import get_backend
@@ -218,6 +218,7 @@ def _not_json(word: str) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(["drink-list", "order-confirm", "payment-result"]), card_data, card_data)
+@example("drink-list", {"drinks": 3}, {"drinks": 2222.0})
 def test_any_json_data_renders_and_updates(name: str, first: dict[str, Any], second: dict[str, Any]) -> None:
     """Wrong types, missing fields, NaN, nesting: a card renders them as JavaScript would, never raises."""
     pkg = load_skill(COFFEE, DiagnosticSink())
@@ -227,7 +228,13 @@ def test_any_json_data_renders_and_updates(name: str, first: dict[str, Any], sec
     tree = copy.deepcopy(live.render(first).root)
     text = get_backend("json").render(live.document)
     jsonschema.validate(json.loads(text, parse_constant=_not_json), render_ir_schema())
-    tree = apply(tree, live.update(second))
+    patches = live.update(second)
+    if live.exceeded is not None:
+        # Over a limit (a number as the list: `wx:for` walks 0..n-1) the update stops with no
+        # patches and the runtime renders the card's last good data again (CardRenderer.update).
+        assert patches == [] and live.exceeded.code in ("RND005", "RND006", "RND008")
+        return
+    tree = apply(tree, patches)
     assert tree == CardRenderer(comp).render(live.data).root
 
 
@@ -243,3 +250,12 @@ def test_text_at_the_top_of_a_template() -> None:
     doc = CardRenderer(CompiledComponent("t", template, None)).render({"name": "you"})
     first = (doc.root.children or [])[0]
     assert (first.type, first.text, first.style) == (TEXT, "hello you", {})
+
+
+def test_an_update_over_the_node_limit_stops_with_no_patches(coffee: SkillPackage) -> None:
+    """Found by the property test above: drinks = 2222.0 makes `wx:for` walk 2222 items."""
+    live = CardRenderer(_component(coffee, "drink-list"), sink=DiagnosticSink())
+    before = copy.deepcopy(live.render({"drinks": 3}).root)
+    assert live.update({"drinks": 2222.0}) == []
+    assert live.exceeded is not None and live.exceeded.code == "RND005"
+    assert live.document.root == before

@@ -11,11 +11,12 @@ import pytest
 
 from skillc.runtime.cards.card_models import Dimensions
 from skillc.runtime.cards.component_host import CardBinding, ComponentHost
-from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.contracts import ApiCallContext
+from skillc.runtime.config import RuntimeConfig, UserProfile
+from skillc.runtime.contracts import ApiCallContext, RiskLevel
 from skillc.runtime.host import calls
 from skillc.runtime.host.api_host import ApiHost
 from skillc.runtime.host.calls import HOST_CALLS, HostCall, NoArgs
+from skillc.runtime.host.payment import ScriptedPaymentProvider
 from skillc.runtime.host.storage import Storage
 from skillc.runtime.sandbox.engine import HostReply
 
@@ -135,6 +136,8 @@ SAMPLES: dict[str, dict[str, object]] = {
     "login": {},
     "checkSession": {},
     "timer.sleep": {"ms": 0},
+    "timer.set": {"id": 1, "ms": 1000, "repeat": True, "at": {"file": "components/c/index.js", "line": 3}},
+    "timer.clear": {"id": 1},
     "card.followUp": {"content": [{"type": "text", "text": "hi"}, {"type": "api/call", "data": {"name": "a"}}]},
     "card.reapply": {"arguments": {"q": 1}},
     "card.updateModelContext": {"content": [{"type": "text", "text": "ctx"}]},
@@ -142,16 +145,39 @@ SAMPLES: dict[str, dict[str, object]] = {
     "card.expirePrevious": {},
     "card.setRelatedPage": {"path": "/pages/a/a"},
     "card.openDetailPage": {"url": "/pages/d/d?id=1"},
+    "card.previewMedia": {"sources": [{"url": "https://img.example.com/a.jpg"}]},
+    "card.makePhoneCall": {"phoneNumber": "10086"},
     "card.trigger": {"name": "picked", "detail": {"id": 1}},
     "card.warn": {"code": "CMPVM007", "message": "w"},
     "card.noop": {},
+    "payment.request": {"timeStamp": "1", "nonceStr": "n", "package": "prepay_id=p", "paySign": "s"},
+    "profile.phoneNumber": {},
+    "profile.address": {},
+    "profile.location": {"type": "gcj02"},
+    "profile.fuzzyLocation": {},
 }
+
+
+def _stand_in_host(tmp_path: Path) -> ApiHost:
+    """An API host whose call the user approved at L4, with a profile: what the stand-ins need."""
+    profile = UserProfile.model_validate(
+        {
+            "phone": {"purePhoneNumber": "13800138000"},
+            "addresses": [{"userName": "u", "telNumber": "1", "provinceName": "p", "cityName": "c", "detailInfo": "d"}],
+            "location": {"latitude": 31.2, "longitude": 121.5},
+        }
+    )
+    config = RuntimeConfig(state_dir=tmp_path, profile=profile)
+    context = _context().model_copy(update={"consent": RiskLevel.L4})
+    return ApiHost(context, config, Storage.of(config), payments=ScriptedPaymentProvider())
 
 
 @pytest.mark.parametrize("call", [c for c in HOST_CALLS.values() if c.name != "request"], ids=lambda c: c.name)
 def test_every_call_answers_ok_to_valid_arguments(tmp_path: Path, call: HostCall) -> None:
-    host = _card_host(tmp_path, dynamic=True)
+    host = _stand_in_host(tmp_path) if call.surface == "api" else _card_host(tmp_path, dynamic=True)
     host.call_sync("storage.set", {"key": "k", "data": 1})  # so storage.get finds a value
+    if call.name == "checkSession":
+        assert asyncio.run(host.call_async("login", {})).ok  # so checkSession finds a session
     args = SAMPLES[call.name]
     for mode in sorted(call.modes):
         reply = host.call_sync(call.name, args) if mode == "sync" else asyncio.run(host.call_async(call.name, args))

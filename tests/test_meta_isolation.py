@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from mcp.client import Client
 
@@ -26,7 +25,7 @@ from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.runner import ServeHandle, ServeOptions
 
-from .conftest import FIXTURES, ROOT
+from .conftest import FIXTURES, ROOT, rpc
 
 SKILL = FIXTURES / "meta-skill"
 MARKERS = ("m-123", "m-ui-456", "m-deep-789", "m-badge-42")
@@ -53,15 +52,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
     state = tmp_path_factory.mktemp("meta-state")
     with ServeHandle.start(ServeOptions(paths=(SKILL,), port=0, runtime=RuntimeConfig(state_dir=state))) as handle:
         yield handle
-
-
-def rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-    response = httpx.post(url, json=body, headers=headers, timeout=30)
-    response.raise_for_status()
-    answer: dict[str, Any] = response.json()
-    return answer["result"]
 
 
 def test_the_fixture_is_a_clean_skill_whose_apis_return_meta(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from skillc.check import CheckReport, check_skill
 from skillc.diagnostics import Severity
 
 FIXTURE = Path(__file__).parent / "fixtures" / "templates-v003"
-E, W = Severity.ERROR, Severity.WARNING
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO  # N: a note (info)
 
 
 @pytest.fixture(scope="module")
@@ -36,19 +36,41 @@ def found(report: CheckReport, component: str) -> list[tuple[str, Severity, int,
 
 def test_the_allowed_tags_pass(report: CheckReport) -> None:
     # view/text/image/button/block/template/scroll-view, collapsible-view (rendered), map and
-    # canvas (allowed, but skillc draws an empty box: a warning, never an error).
+    # canvas (allowed; skillc shows static previews: never an error). A canvas without
+    # type="2d" passes the gate too, but cards have only the 2d canvas: a warning.
     assert found(report, "tags-allowed") == [
-        ("TPL002", W, 1, 77, "<map> is allowed in cards by WeChat but skillc cannot render it"),
-        ("TPL002", W, 1, 83, "<canvas> is allowed in cards by WeChat but skillc cannot render it"),
+        (
+            "TPL002",
+            N,
+            1,
+            77,
+            "<map> is shown by skillc as a static preview: a box of its size listing its centre and markers "
+            "(no map tiles, no gestures)",
+        ),
+        (
+            "TPL030",
+            W,
+            1,
+            83,
+            '<canvas> without type="2d": cards have only the 2d canvas (wx.createCanvasContext is not available), '
+            "so this one stays blank",
+        ),
     ]
 
 
 def test_other_tags_are_errors(report: CheckReport) -> None:
     assert found(report, "tags-refused") == [
-        ("TPL001", E, 2, 4, "<navigator> is not a card component"),
+        ("TPL001", E, 2, 4, "<navigator> is not a card component (official rule V003)"),
         # The official regex lets <textarea> through (it starts with "text"); skillc does not.
-        ("TPL001", E, 3, 4, "<textarea> is not a card component"),
-        ("TPL001", E, 4, 4, "<swiper> is not a card component"),
+        (
+            "TPL001",
+            E,
+            3,
+            4,
+            "<textarea> is not a card component; the official rule V003 lets it pass (its tag pattern matches "
+            "the prefix <text>), but WeChat's cards do not render it",
+        ),
+        ("TPL001", E, 4, 4, "<swiper> is not a card component (official rule V003)"),
     ]
 
 
@@ -134,7 +156,7 @@ def test_banned_bind_events_are_errors(report: CheckReport) -> None:
         (4, 38, "confirm"),
     ]
     assert found(report, "bind-events") == [
-        ("TPL008", E, line, col, f"bind:{name}: the {name} event is not delivered to cards")
+        ("TPL008", E, line, col, f"bind:{name}: the {name} event is not delivered to cards (official rule V003)")
         for line, col, name in names
     ]
 

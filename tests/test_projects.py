@@ -241,3 +241,20 @@ def test_get_app_is_refused_where_the_skill_code_calls_it(tmp_path: Path) -> Non
             "getApp() is not available to a skill: skills run in an independent subpackage, without the app",
         )
     ]
+
+
+def test_an_at_alias_require_is_refused_with_the_relative_path_as_the_fix(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    index = root / "miniprogram" / "skills" / "orders" / "index.js"
+    index.write_text(index.read_text(encoding="utf-8") + "const fmt = require('@/_shared/money')\n", encoding="utf-8")
+    report = check_skill(index.parent)
+    found = [(*_found([d])[0], d.hint) for d in report.diagnostics if d.code == "JS003"]
+    assert found == [
+        (
+            "JS003",
+            "index.js",
+            7,
+            "require('@/_shared/money'): only relative paths inside the skill can be required",
+            "WeChat refuses '@/' aliases in skills: require the file by its relative path",
+        )
+    ]

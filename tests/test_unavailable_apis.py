@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -107,7 +109,7 @@ def test_apis_of_other_contexts_fail_and_can_i_use_says_no(runtime: ApiRuntime) 
         "Error: wx.getWindowInfo is not available in APIs (WeChat offers it to cards only)",
         "canIUse cloud.callFunction false",
         "canIUse cloud.init true",
-        "typeof getLocation function",
+        "typeof getWeRunData function",
         "canIUse request true",
         "Error: showModal:fail wx.showModal is not available in AI-mode skills "
         "(WeChat offers it neither to APIs nor to cards)",
@@ -154,8 +156,8 @@ def test_check_warns_where_skill_code_uses_one() -> None:
             "JS008",
             "apis/probe.js",
             10,
-            36,
-            f"wx.getLocation is not available outside WeChat (skillc has no device hardware){tail}",
+            37,
+            f"wx.getWeRunData is not available outside WeChat (skillc has no WeChat account data){tail}",
         ),
         (
             "JS008",
@@ -197,3 +199,134 @@ def test_the_scan_reads_through_whitespace_and_spans_the_name() -> None:
     [d] = unavailable_uses("apis/a.js", "const x = 1\n  wx . cloud\n    .callFunction({})\n", card=False)
     assert d.span is not None
     assert (d.span.line, d.span.column, d.span.end_line, d.span.end_column) == (2, 3, 3, 18)
+
+
+# -- every API the compatibility matrix lists as missing (docs/compatibility.md) ------------------
+
+# why -> the names of one group of rows; each call fails with "wx.<name> is not available ...".
+FILES = "skillc has no file system"
+DEVICE = "skillc has no device hardware"
+USER = "skillc has no WeChat account data"
+SOCKETS = "skillc opens no sockets"
+UI = "skillc shows no mini-program UI"
+API_ROWS: dict[str, tuple[str, ...]] = {
+    f"outside WeChat ({CLOUD})": (
+        "cloud.callFunction",
+        "cloud.callContainer",
+        "cloud.database",
+        "cloud.uploadFile",
+        "cloud.downloadFile",
+        "cloud.getTempFileURL",
+        "cloud.deleteFile",
+    ),
+    f"outside WeChat ({FILES})": ("uploadFile", "downloadFile", "getImageInfo"),
+    f"outside WeChat ({USER})": (
+        "getRealtimePhoneNumber",
+        "requestSubscribeMessage",
+        "requestAgentPrivacyAuthorization",
+        "authorize",
+        "getSetting",
+        "getAccountInfoSync",
+        "getUserCryptoManager",
+        "getWeRunData",
+    ),
+    f"outside WeChat ({DEVICE})": (
+        "getNetworkType",
+        "startFacialRecognitionVerify",
+        "startWifi",
+        "getConnectedWifi",
+        "openBluetoothAdapter",
+        "startAccelerometer",
+        "startCompass",
+        "startGyroscope",
+    ),
+    f"outside WeChat ({SOCKETS})": (
+        "connectSocket",
+        "createTCPSocket",
+        "createUDPSocket",
+        "startLocalServiceDiscovery",
+    ),
+    "in AI-mode skills (WeChat offers it neither to APIs nor to cards)": (
+        "showModal",
+        "showLoading",
+        "showActionSheet",
+        "navigateTo",
+        "redirectTo",
+        "switchTab",
+        "reLaunch",
+        "navigateBack",
+        "pageScrollTo",
+        "chooseImage",
+        "chooseVideo",
+        "chooseMedia",
+        "previewImage",
+        "setClipboardData",
+        "getClipboardData",
+        "getUserInfo",
+        "getUserProfile",
+        "createSelectorQuery",
+        "createCanvasContext",
+        "createAnimation",
+    ),
+}
+
+PROBE_EACH = """
+const NAMES = %s
+wx.modelContext.registerAPI('probe', async () => {
+  const out = []
+  for (const name of NAMES) {
+    const fn = name.split('.').reduce((o, k) => o[k], wx)
+    try { await fn({}); out.push(name + ' answered') } catch (e) { out.push(e.message) }
+  }
+  return { content: [{ type: 'text', text: 'probed' }], structuredContent: { out } }
+})
+"""
+
+
+def test_each_api_the_matrix_lists_as_missing_fails_in_api_code_naming_itself(tmp_path: Path) -> None:
+    from .test_runtime import make_runtime, write_skill
+
+    names = [n for group in API_ROWS.values() for n in group]
+    index = PROBE_EACH % json.dumps(names)
+    rt = make_runtime(write_skill(tmp_path / "probe", index, [{"name": "probe"}]), tmp_path / "state")
+    try:
+        outcome = rt.call_blocking("probe", {})
+    finally:
+        rt.close()
+    assert outcome.result.structured_content == {
+        "out": [f"wx.{n} is not available {why}" for why, group in API_ROWS.items() for n in group]
+    }
+
+
+CARD_ROWS: dict[str, tuple[str, ...]] = {
+    f"outside WeChat ({UI})": (
+        "showToast",
+        "hideToast",
+        "openLocation",
+        "openSetting",
+        "shareAppMessage",
+        "openPrivacyContract",
+    ),
+    f"outside WeChat ({DEVICE})": ("getWindowInfo", "vibrateShort", "vibrateLong"),
+    f"outside WeChat ({FILES})": ("openDocument", "downloadFile"),
+    f"outside WeChat ({USER})": ("getPrivacySetting", "getAccountInfoSync"),
+    "in cards (WeChat offers it to APIs only)": (
+        "cloud.init",
+        "cloud.callFunction",
+        "cloud.callContainer",
+        "cloud.database",
+        "cloud.uploadFile",
+        "cloud.downloadFile",
+        "cloud.getTempFileURL",
+        "cloud.deleteFile",
+    ),
+}
+
+
+def test_each_card_api_the_matrix_lists_as_missing_gets_a_stub_naming_itself() -> None:
+    # What wx.js installs in a card (the stubs reach the card's wx as
+    # test_a_card_gets_no_cloud_and_no_network_without_scope_dynamic shows).
+    installed = {".".join(s.path): s.message for s in stubs("card")}
+    for why, group in CARD_ROWS.items():
+        for name in group:
+            assert installed[name] == f"wx.{name} is not available {why}"

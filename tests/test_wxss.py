@@ -88,7 +88,8 @@ FEATURES = {
 @pytest.mark.parametrize("name", sorted(FEATURES))
 def test_feature_stylesheet(name: str, json_snapshot) -> None:  # type: ignore[no-untyped-def]
     sheet, diags, _ = parse(FEATURES[name])
-    assert diags == []
+    # @font-face is kept; skillc says its renderers draw the fallback (tests/test_unsupported_features.py).
+    assert diags == ([("WXSS030", "c/index.wxss", "2:1-2:11")] if name == "font-face" else [])
     assert json_snapshot == stylesheet_json(sheet)
 
 

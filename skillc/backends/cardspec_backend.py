@@ -17,7 +17,9 @@ from typing import Any
 
 from skillc.backends.base import DEFAULT_OPTIONS, RenderOptions
 from skillc.backends.cardspec_style import ColorScheme, TextLook, inherit, text_look
+from skillc.backends.html_previews import CANVAS_CAPTION
 from skillc.ir import css_values
+from skillc.ir.previews import DEFAULT_HEIGHT, DEFAULT_WIDTH, canvas_drawing, coordinate, map_caption, map_props
 from skillc.ir.render import TEXT, RenderDocument, RenderNode
 
 CARD_VERSION = "1.5"
@@ -28,6 +30,8 @@ Element = dict[str, Any]
 # Image sizes of the default host config are Small 40, Medium 80, Large 160 px; a width maps to
 # the nearest one (the geometric midpoints 56 and 113 split them).
 _IMAGE_BUCKETS = ((56.0, "Small"), (113.0, "Medium"))
+# A map preview lists this many markers as facts, then says how many more there are.
+MAX_MARKERS = 20
 
 
 class CardSpecBackend:
@@ -140,6 +144,10 @@ class _CardBuilder:
             return self.row(node.style, children, inner, scroll=True), tap_action(node)
         if node.type == "collapsible-view":
             return self.collapsible(node, children, inner), tap_action(node)
+        if node.type == "map":
+            return self.map_preview(node), tap_action(node)
+        if node.type == "canvas":
+            return self.canvas_preview(node), None
         if _is_flex_row(node.style):
             return self.row(node.style, children, inner, scroll=False), tap_action(node)
         # view, and any type this backend does not know: a block holding its children.
@@ -176,6 +184,49 @@ class _CardBuilder:
             toggle = {"type": "Action.ToggleVisibility", "title": title, "targetElements": [target]}
             out.append({"type": "ActionSet", "actions": [toggle]})
         return out
+
+    def map_preview(self, node: RenderNode) -> list[Element]:
+        """A map's static preview: its centre and marker count, then the markers as facts."""
+        props = map_props(node.props)
+        caption = map_caption(props)
+        self.lines.append(caption)
+        items: list[Element] = [{"type": "TextBlock", "text": caption, "weight": "Bolder", "wrap": True}]
+        facts = []
+        for i, m in enumerate(props.markers[:MAX_MARKERS]):
+            title = m.title or f"Marker {m.id if m.id is not None else i + 1}"
+            value = f"{coordinate(m.latitude)}, {coordinate(m.longitude)}"
+            facts.append({"title": title, "value": value})
+            self.lines.append(f"{title}: {value}")
+        if facts:
+            items.append({"type": "FactSet", "facts": facts})
+        more = len(props.markers) - MAX_MARKERS
+        if more > 0:
+            items.append({"type": "TextBlock", "text": f"… and {more} more", "isSubtle": True, "wrap": True})
+        return [{"type": "Container", "style": "emphasis", "items": items}]
+
+    def canvas_preview(self, node: RenderNode) -> list[Element]:
+        """The picture the card painted (an SVG data URL), else a caption saying it is blank;
+        a tap on the canvas is the element's own selectAction, as for an image."""
+        drawing = canvas_drawing(node.props)
+        action = tap_action(node)
+        if drawing is None:
+            self.lines.append(CANVAS_CAPTION)
+            caption = {"type": "TextBlock", "text": CANVAS_CAPTION, "isSubtle": True, "wrap": True}
+            box: Element = {"type": "Container", "style": "emphasis", "items": [caption]}
+            if action is not None:
+                box["selectAction"] = action
+            return [box]
+        image: Element = {"type": "Image", "url": drawing.src, "altText": "Canvas drawing"}
+        width, height = css_values.px(node.style.get("width")), css_values.px(node.style.get("height"))
+        if width is None and height is None and "width" not in node.style and "height" not in node.style:
+            width, height = DEFAULT_WIDTH, DEFAULT_HEIGHT
+        if width is not None and width > 0:
+            image["width"] = f"{width:g}px"
+        if height is not None and height > 0:
+            image["height"] = f"{height:g}px"
+        if action is not None:
+            image["selectAction"] = action
+        return [image]
 
     def runs(self, node: RenderNode, inherited: Mapping[str, str], action: Element | None) -> list[_Run]:
         if _hidden(node):

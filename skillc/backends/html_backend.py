@@ -16,6 +16,8 @@ from html import escape
 from typing import Any
 
 from skillc.backends.base import DEFAULT_OPTIONS, RenderOptions
+from skillc.backends.html_previews import CANVAS_CAPTION, PREVIEW_CSS, has_preview, preview_markup
+from skillc.ir.previews import DRAWING_URL
 from skillc.ir.render import TEXT, RenderDocument, RenderNode
 
 _TAGS = {
@@ -61,7 +63,7 @@ _CSS_PROPERTY = re.compile(r"^-?[a-z][a-z0-9-]*$")
 _UNSAFE_STYLE_VALUE = re.compile(r"[;{}\\<>]")
 _SAFE_URL = re.compile(r"^(https?://|data:image/|/|\./|\.\./|[a-zA-Z0-9_][a-zA-Z0-9_./-]*$)")
 # Props that become real attributes or data-mode, handled before the generic data-prop-*.
-_CONSUMED_PROPS = {"src", "mode", "disabled", "text"}
+_CONSUMED_PROPS = {"src", "mode", "disabled", "text", "drawing"}
 
 # The tables above as JSON (the patterns read the same in JavaScript), for the MCP Apps card
 # view (skillc/server/static/card-view.js): it builds elements in the browser when it applies
@@ -73,6 +75,8 @@ DOM_RULES = {
     "cssProperty": _CSS_PROPERTY.pattern,
     "unsafeStyleValue": _UNSAFE_STYLE_VALUE.pattern,
     "attrName": _ATTR_NAME.pattern,
+    "canvasCaption": CANVAS_CAPTION,
+    "drawingUrl": DRAWING_URL.pattern,
 }
 
 
@@ -98,7 +102,8 @@ def render_html(doc: RenderDocument, *, title: str | None = None) -> str:
         f'<meta name="viewport" content="width={vp.width}, initial-scale=1">\n'
         f'<meta name="color-scheme" content="{scheme}">\n'
         f"<title>{escape(title or 'skillc card', quote=False)}</title>\n"
-        f"<style>\n{BASE_CSS}{COLLAPSIBLE_CSS if _has_collapsible(doc.root) else ''}</style>\n"
+        f"<style>\n{BASE_CSS}{COLLAPSIBLE_CSS if _has_collapsible(doc.root) else ''}"
+        f"{PREVIEW_CSS if has_preview(doc.root) else ''}</style>\n"
         "</head>\n"
         f'<body style="width:{vp.width}px">\n'
         f"{render_html_fragment(doc)}\n"
@@ -113,7 +118,8 @@ def _has_collapsible(root: RenderNode) -> bool:
 
 def render_html_fragment(doc: RenderDocument) -> str:
     """The root element alone, for embedding; pair it with :data:`BASE_CSS` (and
-    :data:`COLLAPSIBLE_CSS` when it holds a collapsible-view)."""
+    :data:`COLLAPSIBLE_CSS` when it holds a collapsible-view, ``PREVIEW_CSS`` of
+    :mod:`skillc.backends.html_previews` when it holds a map or a canvas)."""
     return "".join(_node(doc.root))
 
 
@@ -130,6 +136,8 @@ def _node(node: RenderNode) -> Iterator[str]:
         return
     for child in node.children or []:
         yield from _node(child)
+    if node.type in ("map", "canvas"):
+        yield preview_markup(node)
     yield f"</{tag}\n>"
 
 

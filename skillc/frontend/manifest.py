@@ -32,6 +32,7 @@ from skillc.frontend.jsonsrc import (
 )
 from skillc.frontend.patterns import unsupported_patterns
 from skillc.frontend.plain_schema import plainly_valid
+from skillc.frontend.upload_formats import check_upload_formats
 from skillc.gcpause import collector_paused
 
 MCP_JSON_LIMIT = 24000
@@ -307,6 +308,8 @@ def _check_api(
                 )
             else:
                 _check_schema(root, (*base, key), node.to_python(), code, sink)
+                if key == "inputSchema":
+                    check_upload_formats(root, (*base, key), node.to_python(), sink)
 
     _check_ui(item, component_paths, sink)
 

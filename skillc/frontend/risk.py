@@ -11,6 +11,9 @@ does. The levels (the runtime's RiskLevel, kept as strings here: the frontend im
     L2 personal context, remote writes  location, addresses, wx.request POST/PUT/DELETE: audited
     L3 money, commitments, removal    payment, order submission, refunds, delete/cancel/unbind: consent
     L4 identity                       phone numbers, ID documents, face verification: consent
+                                      and code that reads the user's own address or location
+                                      (wx.chooseAddress, wx.get(Fuzzy)Location): skillc's stand-ins
+                                      for them answer only with consent at L4 (runtime/host/standins.py)
 """
 
 from __future__ import annotations
@@ -76,19 +79,15 @@ _RULES = (
         ("注销", "销户", "删除", "移除", "取消订单", "清空", "解绑", "退订", "解散", "踢出"),
         name_only=True,
     ),
-    _Rule(
-        "L2",
-        "address",
-        ("address",),
-        ("收货地址", "地址"),
-        r"\bwx\s*\.\s*chooseAddress\b",
-    ),
+    _Rule("L4", "the user's address", code=r"\bwx\s*\.\s*chooseAddress\b"),
+    _Rule("L4", "the user's location", code=r"\bwx\s*\.\s*get(?:Fuzzy)?Location\b"),
+    _Rule("L2", "address", ("address",), ("收货地址", "地址")),
     _Rule(
         "L2",
         "location",
         ("location", "locate", "geolocation"),
         ("定位", "位置"),
-        r"\bwx\s*\.\s*(?:get(?:Fuzzy)?Location|chooseLocation|startLocationUpdate\w*)\b",
+        r"\bwx\s*\.\s*(?:chooseLocation|startLocationUpdate\w*)\b",
     ),
     _Rule(
         "L2",

@@ -31,10 +31,11 @@ from skillc.frontend.expr import UNDEFINED, Mustache, dependencies
 from skillc.gcpause import collector_paused
 from skillc.ir.component import CompiledComponent
 from skillc.ir.datapath import DataPath, PathIndexError, merge_data, normalise
-from skillc.ir.diff import Patch, SetText, diff, diff_shallow
+from skillc.ir.diff import Patch, SetProp, SetText, diff, diff_shallow
 from skillc.ir.expreval import Scope, evaluate
 from skillc.ir.instance import Elem, ElemInfo, Frame, Ids, TextRun
 from skillc.ir.jsvalue import JSValue, get_member, to_boolean, to_string, to_text
+from skillc.ir.previews import PREVIEW_TAGS, CanvasDrawing, normalise_map_props
 from skillc.ir.render import RENDER_IR_VERSION, TEXT, EventBinding, RenderDocument, RenderNode, copy_json
 from skillc.ir.styles import CompiledStylesheet, ElementKey, StyleResolver, inherited_part
 from skillc.ir.template import Binding, Block, Element, For, IfChain, Node, Part, TemplateCall, Text
@@ -106,8 +107,16 @@ class CardRenderer:
         self._root: Elem | None = None
         self._reported: set[tuple[str, str]] = set()
         self._template_depth = 0
+        # What the card painted on each canvas (by node id), through the Component VM's 2d
+        # context: kept here so a re-render of the canvas element keeps its picture.
+        self.drawings: dict[str, CanvasDrawing] = {}
 
     # -- public -------------------------------------------------------------------------
+
+    @property
+    def rendered(self) -> bool:
+        """Whether :meth:`render` has run (``document`` is there)."""
+        return self._root is not None
 
     @property
     def document(self) -> RenderDocument:
@@ -158,6 +167,19 @@ class CardRenderer:
         except RenderLimitExceeded as exc:
             self._exceed(exc)
             return []
+
+    def set_drawing(self, node_id: str, drawing: CanvasDrawing) -> list[Patch]:
+        """Show ``drawing`` on the canvas node ``node_id`` (now and on later renders); the patch
+        that sets its ``drawing`` prop, or none when no canvas has that id or nothing changed."""
+        self.drawings[node_id] = drawing
+        node = self._root.node.find(node_id) if self._root is not None else None
+        if node is None or node.type != "canvas":
+            return []
+        value = drawing.model_dump()
+        if node.props.get("drawing") == value:
+            return []
+        node.props = {**node.props, "drawing": value}
+        return [SetProp(node_id, "drawing", copy_json(value))]
 
     def _exceed(self, exc: RenderLimitExceeded) -> None:
         self.exceeded = exc
@@ -318,6 +340,8 @@ class CardRenderer:
                 if handler:
                     events[e.name] = EventBinding(handler, e.catch, dataset)
             node.events = events or None
+        if t.tag in PREVIEW_TAGS:
+            props = self._preview_props(t.tag, node.id, props)
         inst.sig = values
         inst.key = _element_key(t.tag, elem_id, classes)
         inst.below = None
@@ -325,6 +349,17 @@ class CardRenderer:
         inst.hover = hover or None
         node.props = props
         self._apply_style(inst)
+
+    def _preview_props(self, tag: str, node_id: str, props: dict[str, Any]) -> dict[str, Any]:
+        """map: typed centre and markers; canvas: the picture the card painted, never an
+        authored ``drawing`` attribute (docs/render-ir.md, "map and canvas")."""
+        if tag == "map":
+            return normalise_map_props(props)
+        props.pop("drawing", None)
+        drawing = self.drawings.get(node_id)
+        if drawing is not None:
+            props["drawing"] = drawing.model_dump()
+        return props
 
     def _apply_style(self, inst: Elem) -> None:
         """Resolve the element's style (and hover style) from its key, ancestors and parent."""

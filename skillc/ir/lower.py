@@ -20,6 +20,7 @@ from skillc.frontend import wxml
 from skillc.frontend.expr import Mustache
 from skillc.frontend.package import SkillPackage
 from skillc.ir.lower_attrs import AttributeLowering, dataset_key, is_static, static_text
+from skillc.ir.official_tags import FORM_CONTROLS, FORM_HINT, refused_tag_message
 from skillc.ir.template import (
     RENDERED_TAGS,
     SPEC_ONLY_TAGS,
@@ -316,26 +317,48 @@ class _Lowering(AttributeLowering):
                 hint="cards have no child components to project content into",
             )
         elif tag in SPEC_ONLY_TAGS:
-            self.emit(
-                "TPL002",
-                f"<{tag}> is allowed in cards by WeChat but skillc cannot render it",
-                file,
-                el.tag_loc.span(),
-                hint="skillc renders it as an empty box; check the card in WeChat DevTools",
-            )
+            self.preview_tag(el, file)
         elif tag not in RENDERED_TAGS:
             self.emit(
                 "TPL001",
-                f"<{tag}> is not a card component",
+                refused_tag_message(tag),
                 file,
                 el.tag_loc.span(),
-                hint="cards use view, text, image, button, scroll-view, collapsible-view, map, canvas, block and "
+                hint=FORM_HINT
+                if tag in FORM_CONTROLS
+                else "cards use view, text, image, button, scroll-view, collapsible-view, map, canvas, block and "
                 "template; custom components and other built-ins are not available",
             )
         node = Element(path, tag, el.loc.span())
         self.attributes(el, node, file)
         node.children = self.sequence(el.children, file, path + ".", depth + 1)
         return node
+
+    def preview_tag(self, el: wxml.Element, file: str) -> None:
+        """map and canvas: WeChat draws them, skillc shows a static preview (docs/render-ir.md).
+        A canvas without type="2d" is the legacy canvas, which cards do not have."""
+        if el.tag == "canvas":
+            kind = el.attribute("type")
+            if (
+                kind is None
+                or kind.value is None
+                or (is_static(kind.value) and static_text(kind.value).strip() != "2d")
+            ):
+                self.emit(
+                    "TPL030",
+                    '<canvas> without type="2d": cards have only the 2d canvas (wx.createCanvasContext is not '
+                    "available), so this one stays blank",
+                    file,
+                    el.tag_loc.span(),
+                    hint='write <canvas type="2d" id="c"> and draw through this.createSelectorQuery()',
+                )
+                return
+        what = (
+            "a static preview: a box of its size listing its centre and markers (no map tiles, no gestures)"
+            if el.tag == "map"
+            else "the picture the card paints through the 2d API (a subset of it), or a placeholder"
+        )
+        self.emit("TPL002", f"<{el.tag}> is shown by skillc as {what}", file, el.tag_loc.span())
 
     def include(self, el: wxml.Element, file: str, prefix: str, start: int, depth: int) -> list[Node]:
         target = self.resolve(el, file)

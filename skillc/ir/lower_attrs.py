@@ -12,6 +12,7 @@ from skillc.diagnostics import DiagnosticSink, Severity, Span
 from skillc.frontend import wxml
 from skillc.frontend.expr import Mustache, parse_expression
 from skillc.ir.events import CARD_EVENTS, event_allowed, events_hint, tags_text
+from skillc.ir.official_tags import v003_refuses_event
 from skillc.ir.template import Binding, Element, Event, Part
 
 # The official validator's V003 patterns, read against one attribute value as written: it fails
@@ -175,6 +176,7 @@ class AttributeLowering:
                 f"{prefix} is not available in cards"
                 if allowed
                 else f"the {name} event is not delivered to cards"
+                + (" (official rule V003)" if v003_refuses_event(name) else "")
                 if known is None
                 else f"the {name} event is only delivered to {tags_text(known)}"
             )

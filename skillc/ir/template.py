@@ -23,8 +23,8 @@ from skillc.frontend.expr import Mustache
 
 TEMPLATE_IR_VERSION = 1
 
-# Built-in components a card renders, and the ones the AI-mode spec allows that skillc's
-# renderer does not draw (lowering warns about those; styles still match them).
+# Built-in components a card renders, and the ones the AI-mode spec allows that skillc shows
+# only as static previews (skillc.ir.previews; lowering notes them with TPL002).
 RENDERED_TAGS = frozenset({"view", "text", "image", "button", "scroll-view", "collapsible-view"})
 SPEC_ONLY_TAGS = frozenset({"map", "canvas"})
 

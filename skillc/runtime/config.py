@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from skillc.runtime.contracts import RiskLevel
 
 STATE_DIR_ENV = "SKILLC_STATE_DIR"
 STATE_FILE = "state.sqlite3"
+IDENTITY_KEY_FILE = "identity.key"
 
 
 def default_state_dir() -> Path:
@@ -61,6 +63,66 @@ class AppBaseInfo(BaseModel):
     host: dict[str, str] = Field(default_factory=lambda: {"appId": "skillc"})
 
 
+class _Profile(BaseModel):
+    """The profile file's keys are WeChat's (camelCase); an unknown key is a mistake, not an extra."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+class PhoneProfile(_Profile):
+    """The user's phone number, as ``wx.getPhoneNumber`` answers it."""
+
+    pure_phone_number: str = Field(pattern=r"^[0-9]{5,15}$", description="the number without its country code")
+    country_code: str = Field(default="86", pattern=r"^[0-9]{1,4}$")
+
+    @property
+    def phone_number(self) -> str:
+        # WeChat: "foreign numbers carry their country code"; a mainland number is the bare one.
+        return self.pure_phone_number if self.country_code == "86" else f"+{self.country_code}{self.pure_phone_number}"
+
+
+class AddressProfile(_Profile):
+    """One delivery address, as ``wx.chooseAddress`` answers it; ``default`` marks the one it picks."""
+
+    user_name: str = Field(min_length=1)
+    tel_number: str = Field(min_length=1)
+    province_name: str = Field(min_length=1)
+    city_name: str = Field(min_length=1)
+    county_name: str = ""
+    street_name: str = ""
+    detail_info: str = Field(min_length=1)
+    postal_code: str = ""
+    national_code: str = ""
+    default: bool = False
+
+
+class LocationProfile(_Profile):
+    """Where the user is, in WGS-84 (``wx.getLocation`` converts to GCJ-02 when asked)."""
+
+    latitude: float = Field(ge=-90, le=90)
+    longitude: float = Field(ge=-180, le=180)
+    speed: float = Field(default=0.0, ge=-1, description="m/s; -1 when unknown")
+    accuracy: float = Field(default=65.0, ge=0, description="metres")
+    altitude: float = 0.0
+    vertical_accuracy: float = Field(default=0.0, ge=0)
+    horizontal_accuracy: float = Field(default=65.0, ge=0)
+
+
+class UserProfile(_Profile):
+    """What the host knows about the user (``--profile FILE``): the answers of the wx stand-ins
+    ``getPhoneNumber``, ``chooseAddress``, ``getLocation`` and ``getFuzzyLocation``."""
+
+    description: str | None = None
+    phone: PhoneProfile | None = None
+    addresses: list[AddressProfile] = Field(default_factory=list)
+    location: LocationProfile | None = None
+
+    @property
+    def address(self) -> AddressProfile | None:
+        """The address ``chooseAddress`` picks: the default one, else the first."""
+        return next((a for a in self.addresses if a.default), self.addresses[0] if self.addresses else None)
+
+
 DeadlineMode = Literal["auto", "interrupt", "process"]
 
 
@@ -90,6 +152,11 @@ class RuntimeConfig(BaseModel):
     card_max_for_number: int = Field(default=20_000, ge=0, description="largest n for wx:for over a number")
     card_max_data_bytes: int = Field(default=1 << 20, ge=1024, description="a card's data as JSON (UTF-8 bytes)")
     card_max_actions: int = Field(default=20, ge=0, description="actions (and follow-up api/calls) per event")
+    # Dynamic cards (scope.dynamic, docs/runtime.md "Dynamic cards"): timers that run on their own.
+    card_max_timers: int = Field(default=8, ge=0, description="live setTimeout/setInterval timers per card")
+    card_timer_min_interval_ms: int = Field(
+        default=1000, ge=1, description="shortest setInterval, and setTimeout inside a timer callback"
+    )
     value_depth: int = Field(default=64, ge=2, le=1000, description="how deep arguments and results may nest")
     card_table_max_age_days: float = Field(default=7.0, gt=0, description="older expired, evicted rows are pruned")
     card_table_max_rows: int = Field(default=2_000, ge=1, description="card rows kept per skill")
@@ -98,9 +165,17 @@ class RuntimeConfig(BaseModel):
     risk_overrides: dict[str, RiskLevel] = Field(default_factory=dict, description="API name -> risk level")
     default_risk: RiskLevel = RiskLevel.L0
     identity: Identity = Field(default_factory=Identity)
+    # wx.login's capability tokens (docs/security.md, "Identity"): their lifetime and signing key.
+    login_ttl_s: float = Field(default=7200.0, gt=0, le=366 * 86400, description="how long a wx.login token is valid")
+    identity_key_file: Path | None = Field(default=None, description="the HMAC key of tokens [state_dir/identity.key]")
     device: DeviceInfo = Field(default_factory=DeviceInfo)
     app: AppBaseInfo = Field(default_factory=AppBaseInfo)
+    profile: UserProfile | None = Field(default=None, description="the user's phone, addresses and location")
 
     @property
     def state_file(self) -> Path:
         return self.state_dir / STATE_FILE
+
+    @property
+    def identity_key_path(self) -> Path:
+        return self.identity_key_file or self.state_dir / IDENTITY_KEY_FILE

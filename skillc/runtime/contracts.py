@@ -79,10 +79,16 @@ class AtomicApiResult(_Wire):
         return data
 
 
+# The user DID of a caller nobody signed in (``--anonymous``): L1+ APIs refuse it (RUN060),
+# wx.login cannot log it in, and wx.request sends no identity for it.
+ANONYMOUS_USER_DID = "did:skillc:anonymous"
+
+
 class ApiCallContext(_Wire):
     """Who calls which API, for what. Storage and cards are scoped by (user_did, merchant_did,
     skill_scope): the skill id and a digest of the skill's resolved folder, so a copy of a skill
-    (same name, another folder) sharing a state directory cannot read the original's storage."""
+    (same name, another folder) sharing a state directory cannot read the original's storage.
+    ``capability_token``: a token from an earlier ``wx.login`` the caller presents (``--token``)."""
 
     user_did: str
     agent_did: str
@@ -93,10 +99,17 @@ class ApiCallContext(_Wire):
     arguments: dict[str, Any] = Field(default_factory=dict)
     capability_token: str | None = None
     skill_scope: str = Field(default="", description="the storage and card scope; skill_id when empty")
+    # Set by the call chain only (a caller's value is dropped): the risk level the user approved
+    # this call at, which the wx stand-ins (requestPayment, getLocation, ...) check theirs against.
+    consent: RiskLevel | None = Field(default=None, description="the level the user approved; None: not approved")
 
     @property
     def scope(self) -> str:
         return self.skill_scope or self.skill_id
+
+    @property
+    def anonymous(self) -> bool:
+        return self.user_did == ANONYMOUS_USER_DID
 
 
 ConsoleLevel = Literal["log", "info", "warn", "error", "debug"]
@@ -145,6 +158,7 @@ class AuditRecord(_Wire):
     outcome: AuditOutcome
     detail: str | None = None
     duration_ms: float
+    wx_api: str | None = Field(default=None, description="the wx stand-in used (wx.requestPayment); None: the call")
 
 
 class ApprovalRequest(_Wire):
@@ -184,4 +198,6 @@ class ApiCallOutcome(_Wire):
     risk: RiskLevel = RiskLevel.L0
     approved: bool | None = None
     audit: AuditRecord | None = None
+    # One record per wx stand-in the call used (wx.requestPayment, wx.getLocation, ...); None when none.
+    stand_in_audit: list[AuditRecord] | None = None
     duration_ms: float = 0.0

@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from skillc.runtime.cards.card_models import CallOutcome, EventOutcome, ExpireAllCards, ExpirePreviousCards
+from skillc.runtime.cards.card_models import (
+    CallOutcome,
+    EventOutcome,
+    ExpireAllCards,
+    ExpirePreviousCards,
+    TimerFiring,
+)
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.server.events import EventHub, EventLevel, console_level
 
@@ -80,6 +86,24 @@ class CallTrace:
             patches=len(outcome.patches),
         )
         self._expired([a for a in outcome.actions if isinstance(a, ExpirePreviousCards | ExpireAllCards)])
+
+    def timer(self, firing: TimerFiring) -> None:
+        """A dynamic card's timer callback ran on its own (no request: tool_call_id is None)."""
+        outcome = firing.outcome
+        self._add(
+            "trace",
+            "trace",
+            "info",
+            f"card {firing.card_id} timer {firing.timer_id}: {len(outcome.patches)} patches",
+            card_id=firing.card_id,
+            timer_id=firing.timer_id,
+            patches=len(outcome.patches),
+        )
+        self._expired([a for a in outcome.actions if isinstance(a, ExpirePreviousCards | ExpireAllCards)])
+
+    def timers(self, card_id: str, verb: str) -> None:
+        """The view hid or showed a dynamic card: its timers ``paused`` or ``resumed``."""
+        self._add("trace", "trace", "info", f"card {card_id} timers {verb}", card_id=card_id)
 
     def ui_action(self, action: str, node_id: str, verdict: str, record: dict[str, Any]) -> None:
         """An agent operated a card (ui_control__act): the audit record, in the caller's session."""

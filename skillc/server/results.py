@@ -26,18 +26,19 @@ from skillc.backends.cardspec_fallback import fallback_card
 from skillc.diagnostics import Diagnostic
 from skillc.runtime.api.result import Handoff, handoff_of
 from skillc.runtime.api.values import clean, replaced_note
-from skillc.runtime.cards.card_models import CallOutcome, EventOutcome
+from skillc.runtime.cards.card_models import CallOutcome, CardUpdatesView, EventOutcome
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.contracts import ContentBlock as ApiBlock
 from skillc.server.artefacts import ArtefactStore, ArtefactTooLarge, FileRef
 from skillc.server.registry import error_result
-from skillc.server.tools import CARD_EVENT_TOOL
+from skillc.server.tools import CARD_EVENT_TOOL, CARD_UPDATES_TOOL, CARD_VISIBILITY_TOOL
 
 CARD_META = "skillc/card"
 FALLBACK_META = "skillc/fallback"
 ACTIONS_META = "skillc/actions"
 DIAGNOSTICS_META = "skillc/diagnostics"
 HANDOFF_META = "skillc/handoff"
+UPDATES_META = "skillc/updates"  # a dynamic card's update cursor around an event's patches
 CONSOLE_META = "skillc/console"
 # A result carries at most this many console lines (the last ones), each cut to this many characters:
 # enough to see what a call printed, never a log dump in every result.
@@ -75,6 +76,9 @@ def call_result(outcome: CallOutcome, tools: dict[str, str]) -> CallToolResult:
         view = card.wire(with_data=False)  # the card's data is the component's business
         view["eventTool"] = CARD_EVENT_TOOL
         view["tools"] = tools
+        if card.cursor is not None:  # scope.dynamic: its timers change it later, read through these
+            view["updatesTool"] = CARD_UPDATES_TOOL
+            view["visibilityTool"] = CARD_VISIBILITY_TOOL
         meta[CARD_META] = view
     if outcome.fallback is not None:
         f = outcome.fallback
@@ -151,13 +155,28 @@ def event_result(outcome: EventOutcome) -> CallToolResult:
     # Only the parts the view uses are serialised (outcome.wire() would add the whole document).
     structured = outcome.view().wire()
     ran = ", ".join(outcome.handled) or "no handler"
-    meta = {DIAGNOSTICS_META: _wire_diagnostics(outcome.diagnostics)} if outcome.diagnostics else None
+    meta: dict[str, Any] | None = (
+        {DIAGNOSTICS_META: _wire_diagnostics(outcome.diagnostics)} if outcome.diagnostics else None
+    )
+    if outcome.cursor is not None:
+        # In _meta, not structuredContent: the tool's outputSchema is the same for every card.
+        meta = meta or {}
+        meta[UPDATES_META] = {"after": outcome.after, "cursor": outcome.cursor, "timers": outcome.timers}
     return CallToolResult(
         content=[TextContent(text=f"card {outcome.card_id}: {ran} ran, {len(outcome.patches)} patches")],
         structured_content=structured,
         is_error=False,
         _meta=meta,
     )
+
+
+def updates_result(view: CardUpdatesView, diagnostics: list[Diagnostic]) -> CallToolResult:
+    """An app-only result: what a dynamic card's timers (and taps) changed since the view's cursor."""
+    patches = sum(len(u.get("patches", [])) for u in view.updates)
+    state = "expired" if view.expired else "hidden" if view.hidden else f"{view.timers} live timers"
+    text = f"card {view.card_id}: {len(view.updates)} updates, {patches} patches ({state})"
+    meta = {DIAGNOSTICS_META: _wire_diagnostics(diagnostics)} if diagnostics else None
+    return CallToolResult(content=[TextContent(text=text)], structured_content=view.wire(), is_error=False, _meta=meta)
 
 
 def wire_safe(result: CallToolResult | InputRequiredResult) -> CallToolResult | InputRequiredResult:

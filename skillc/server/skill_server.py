@@ -59,8 +59,9 @@ from skillc.diagnostics import Diagnostic, Span
 from skillc.ir.viewport import Viewport
 from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_host import CardHost
+from skillc.runtime.cards.card_models import TimerFiring
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.contracts import ConsoleEntry
+from skillc.runtime.contracts import ANONYMOUS_USER_DID, ConsoleEntry
 from skillc.server.artefacts import ArtefactLimits, ArtefactStore, parse_uri
 from skillc.server.artefacts import resource_template as artefact_template
 from skillc.server.call_trace import CallTrace
@@ -83,6 +84,7 @@ from skillc.server.results import (
     document_by_reference,
     event_result,
     fallback_data_by_reference,
+    updates_result,
     wire_safe,
     with_console,
 )
@@ -91,10 +93,14 @@ from skillc.server.tools import (
     APP_MIME_TYPE,
     HANDOFF_VIEW,
     CardEventArgs,
+    CardUpdatesArgs,
     CardViewArgs,
+    CardVisibilityArgs,
     ServedApi,
     card_event_tool,
+    card_updates_tool,
     card_view_tool,
+    card_visibility_tool,
     tool_for,
 )
 from skillc.server.ui_control import UiControl, UiControlAuditRecord, ui_control_tools
@@ -184,6 +190,7 @@ class SkillServer:
                 _withdraw(catalogue, name, refusal)
                 continue
             cards = CardHost(runtime, viewport=viewport or Viewport())
+            cards.on_timer = partial(self._timer_fired, name)
             self._skills[name] = _Skill(
                 runtime,
                 cards,
@@ -210,6 +217,9 @@ class SkillServer:
         if catalogue.components:
             self.tools.add(ToolSpec(card_event_tool(), self._card_event, app_only=True))
             self.tools.add(ToolSpec(card_view_tool(), self._card_view, app_only=True))
+        if _has_dynamic_cards(catalogue):
+            self.tools.add(ToolSpec(card_updates_tool(), self._card_updates, app_only=True))
+            self.tools.add(ToolSpec(card_visibility_tool(), self._card_visibility, app_only=True))
         self.ui_control_status = self._ui_control_status(ui_control)
         if self.ui_control_status["status"] == "available":
             control = UiControl(
@@ -498,7 +508,8 @@ class SkillServer:
             answer.skill = api.skill
         arguments = params.arguments if params.arguments is not None else {}
         approve = False  # only consulted for L3/L4
-        if api.risk.needs_approval:
+        # An anonymous caller is refused by the runtime (RUN060): nobody is asked to consent first.
+        if api.risk.needs_approval and skill.runtime.config.identity.user_did != ANONYMOUS_USER_DID:
             decision = self._consent(ctx, api, arguments, params)
             if answer is not None:
                 asked = isinstance(decision, InputRequiredResult)
@@ -618,6 +629,47 @@ class SkillServer:
         )
         return event_result(outcome)
 
+    async def _card_updates(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
+        found = await self._card_skill_for(CardUpdatesArgs.parse(params.arguments))
+        if isinstance(found, CallToolResult):
+            return found
+        args, skill = found
+        view, diags = await self._skills[skill].cards.updates(args.card_id, args.since)
+        if view is None:
+            return error_result("; ".join(d.message for d in diags))
+        return updates_result(view, diags)
+
+    async def _card_visibility(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
+        found = await self._card_skill_for(CardVisibilityArgs.parse(params.arguments))
+        if isinstance(found, CallToolResult):
+            return found
+        args, skill = found
+        cards = self._skills[skill].cards
+        _changed, diags = await cards.set_visibility(not args.visible, [args.card_id])
+        view, more = await cards.updates(args.card_id, args.since)
+        if view is None:
+            return error_result("; ".join(d.message for d in diags + more))
+        answer = _ANSWER.get(None)
+        if answer is not None:
+            answer.trace.timers(args.card_id, "resumed" if args.visible else "paused")
+        return updates_result(view, diags + more)
+
+    def _timer_fired(self, skill: str, firing: TimerFiring) -> None:
+        """A dynamic card's timer ran on its own: its console and a trace line go to the card's
+        session (events://), as a tap's do; its patches wait in the card's update stream."""
+        outcome = firing.outcome
+        self.observe(skill, "card-vm", outcome.console)
+        live_session = self._session_of_card(skill, firing.card_id)
+        if live_session is None:
+            return
+        trace = CallTrace(self.events, live_session, None, "timer")
+        trace.console("card-vm", outcome.console)
+        trace.timer(firing)
+
+    def _session_of_card(self, skill: str, card_id: str) -> str | None:
+        served = self._skills.get(skill)
+        return served.cards.session_of(card_id) if served is not None else None
+
     async def _card_skill_for(self, args: CardArgsT | str) -> tuple[CardArgsT, str] | CallToolResult:
         """The arguments of an app-only call and the skill of the card they name, or the error
         result the call answers with (bad arguments, an unknown card)."""
@@ -648,7 +700,7 @@ class SkillServer:
 
 
 _ANSWER: ContextVar[_Answer] = ContextVar("skillc_tool_answer")
-CardArgsT = TypeVar("CardArgsT", CardEventArgs, CardViewArgs)
+CardArgsT = TypeVar("CardArgsT", CardEventArgs, CardViewArgs, CardUpdatesArgs, CardVisibilityArgs)
 _UI_CTX: ContextVar[ServerRequestContext[Any]] = ContextVar("skillc_ui_control_ctx")
 
 
@@ -661,6 +713,18 @@ def shows_cards(ctx: ServerRequestContext[Any]) -> bool:
         caps = ctx.session.client_capabilities
         return caps is None or client_supports_apps(ctx) or getattr(caps, "extensions", None) is None
     return client_supports_apps(ctx)
+
+
+def _has_dynamic_cards(catalogue: Catalogue) -> bool:
+    """Whether a served component declares scope.dynamic (only then are the update tools served)."""
+    dynamic = {
+        (s.package.name, c.path)
+        for s in catalogue.skills
+        if s.package.manifest is not None
+        for c in s.package.manifest.components
+        if c.dynamic
+    }
+    return any((skill, path) in dynamic for skill, path in catalogue.components.values())
 
 
 def _request_detail(params: Any) -> str | None:

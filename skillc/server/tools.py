@@ -22,20 +22,26 @@ from pydantic.alias_generators import to_camel
 from skillc.frontend.manifest import ApiSpec
 from skillc.frontend.package import SkillPackage
 from skillc.ir.events import EVENT_NAMES, EventName
-from skillc.runtime.cards.card_models import CardEventView
+from skillc.runtime.cards.card_models import CardEventView, CardUpdatesView
 from skillc.runtime.contracts import RiskLevel
 from skillc.server.registry import output_schema
 
 __all__ = [
     "APP_MIME_TYPE",
     "CARD_EVENT_TOOL",
+    "CARD_UPDATES_TOOL",
     "CARD_VIEW_TOOL",
+    "CARD_VISIBILITY_TOOL",
     "HANDOFF_VIEW",
     "CardEventArgs",
+    "CardUpdatesArgs",
     "CardViewArgs",
+    "CardVisibilityArgs",
     "ServedApi",
     "card_event_tool",
+    "card_updates_tool",
     "card_view_tool",
+    "card_visibility_tool",
     "handoff_uri",
     "tool_for",
     "ui_uri",
@@ -43,6 +49,8 @@ __all__ = [
 
 CARD_EVENT_TOOL = "skillc_card_event"
 CARD_VIEW_TOOL = "skillc_card_view"
+CARD_UPDATES_TOOL = "skillc_card_updates"
+CARD_VISIBILITY_TOOL = "skillc_card_visibility"
 _WX_REQUEST = re.compile(r"\bwx\s*\.\s*request\b")
 _TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 # A description that already names its risk level or consent needs no second sentence about it.
@@ -134,14 +142,22 @@ class CardEventArgs(BaseModel):
             )
 
 
-def _app_only_tool(name: str, title: str, description: str, args: type[BaseModel], *, read_only: bool) -> Tool:
+def _app_only_tool(
+    name: str,
+    title: str,
+    description: str,
+    args: type[BaseModel],
+    *,
+    read_only: bool,
+    output: type[BaseModel] = CardEventView,
+) -> Tool:
     """A tool only card views call (``visibility: ["app"]``): hosts hide it from the model."""
     return Tool(
         name=name,
         title=title,
         description=description + " Called by the card view, never by the model.",
         input_schema=args.model_json_schema(by_alias=True),
-        output_schema=output_schema(CardEventView),
+        output_schema=output_schema(output),
         annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=False, open_world_hint=False),
         _meta={"ui": {"visibility": ["app"]}},
     )
@@ -187,4 +203,69 @@ def card_view_tool() -> Tool:
         "Render a skill card again for the host's colour scheme or container width; returns a replaceRoot patch.",
         CardViewArgs,
         read_only=True,
+    )
+
+
+# Dynamic cards (scope.dynamic): their timers change them with no request to answer, so the view
+# reads what changed through these two (registered only when a served component is dynamic).
+class CardUpdatesArgs(BaseModel):
+    """Where the view's copy of a dynamic card stands in the card's update stream."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    card_id: str = Field(description="the dynamic card to read")
+    since: str | None = Field(
+        None, max_length=100, description="the cursor the view's copy is at (none: the whole card again)"
+    )
+
+    @classmethod
+    def parse(cls, arguments: dict[str, Any] | None) -> CardUpdatesArgs | str:
+        try:
+            return cls.model_validate(arguments or {})
+        except ValidationError:
+            return f"invalid arguments for {CARD_UPDATES_TOOL}: cardId must be a string, since a cursor string"
+
+
+def card_updates_tool() -> Tool:
+    """The app-only tool a card view polls while a dynamic card has live timers."""
+    return _app_only_tool(
+        CARD_UPDATES_TOOL,
+        "Card updates",
+        "Read the Render IR patches a dynamic skill card made since a cursor (its timers run on their own).",
+        CardUpdatesArgs,
+        read_only=True,
+        output=CardUpdatesView,
+    )
+
+
+class CardVisibilityArgs(BaseModel):
+    """The host shows or hides a card (the view's document visibility, or its teardown)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    card_id: str = Field(description="the dynamic card shown or hidden")
+    visible: bool = Field(description="false: its timers pause; true: they resume with the time they had left")
+    since: str | None = Field(None, max_length=100, description="as for skillc_card_updates: what changed after it")
+
+    @classmethod
+    def parse(cls, arguments: dict[str, Any] | None) -> CardVisibilityArgs | str:
+        try:
+            return cls.model_validate(arguments or {})
+        except ValidationError:
+            return (
+                f"invalid arguments for {CARD_VISIBILITY_TOOL}: cardId must be a string, visible a boolean, "
+                "since a cursor string"
+            )
+
+
+def card_visibility_tool() -> Tool:
+    """The app-only tool a card view calls when the host hides or shows it."""
+    return _app_only_tool(
+        CARD_VISIBILITY_TOOL,
+        "Card visibility",
+        "Tell a dynamic skill card that the host hid or showed it: its timers pause while hidden; "
+        "returns the patches since a cursor.",
+        CardVisibilityArgs,
+        read_only=False,
+        output=CardUpdatesView,
     )

@@ -15,6 +15,7 @@ from html import escape
 from importlib.resources import files
 
 from skillc.backends.html_backend import BASE_CSS, COLLAPSIBLE_CSS, DOM_RULES
+from skillc.backends.html_previews import PREVIEW_CSS
 from skillc.frontend.package import SkillPackage
 
 _ORIGIN = re.compile(r"https://[A-Za-z0-9.-]+(?::\d+)?")
@@ -36,7 +37,7 @@ def view_html(skill: str, component_path: str, uri: str) -> str:
         _static("card-view.html")
         # One view page serves every card the component renders, and a patch may add a
         # collapsible-view later: its rules are always there (they match nothing else).
-        .replace("/*__SKILLC_BASE_CSS__*/", BASE_CSS + COLLAPSIBLE_CSS)
+        .replace("/*__SKILLC_BASE_CSS__*/", BASE_CSS + COLLAPSIBLE_CSS + PREVIEW_CSS)
         .replace("__SKILLC_CONFIG__", _script_json(config))
         .replace("/*__SKILLC_VIEW_JS__*/", _static("card-view.js").replace("</", "<\\/"))
         .replace("__SKILLC_TITLE__", escape(f"{skill} · {component_path}"))

@@ -386,12 +386,12 @@ FLOWS = {
     ),
     "no-kind": (
         '{"steps": [{"cal": "x"}]}',
-        "1:12: error[RUN043]: flow script /steps/0: a step needs exactly one of call, tap, follow, expire "
+        "1:12: error[RUN043]: flow script /steps/0: a step needs exactly one of call, tap, follow, expire, wait, visibility "
         "(none of them)",
     ),
     "two-kinds": (
         '{"steps": [{"call": "x", "expire": "y"}]}',
-        "1:12: error[RUN043]: flow script /steps/0: a step needs exactly one of call, tap, follow, expire "
+        "1:12: error[RUN043]: flow script /steps/0: a step needs exactly one of call, tap, follow, expire, wait, visibility "
         "(several of them)",
     ),
     "unknown-top-key": (

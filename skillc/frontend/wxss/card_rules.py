@@ -112,6 +112,30 @@ _PSEUDO_HINTS = {
 }
 
 
+# Why cards refuse a property that is close to one they have (filter, mask) or that a page would
+# use (user-select): the reason goes in the message, what to write instead in the hint.
+_UNSUPPORTED_REASONS: dict[str, tuple[str, str]] = {
+    "-webkit-filter": ("cards take only the unprefixed filter, with blur()", "write filter: blur(...)"),
+    "backdrop-filter": (
+        "cards blur only the element itself (filter: blur())",
+        "put filter: blur(...) on an element of its own behind the content",
+    ),
+    "user-select": ("card text cannot be selected or copied", "remove it"),
+    "-webkit-user-select": ("card text cannot be selected or copied", "remove it"),
+}
+
+
+def _unsupported_reason(name: str) -> tuple[str, str] | None:
+    """(why cards do not have ``name``, what to write instead), for the properties that have one."""
+    found = _UNSUPPORTED_REASONS.get(name)
+    if found is None and name.startswith("-webkit-mask"):
+        plain = name.removeprefix("-webkit-")
+        if plain in SUPPORTED_PROPERTIES:
+            return "cards take only the unprefixed mask properties", f"write {plain}"
+        return "cards take only the unprefixed mask properties", "use mask, mask-image, mask-size or mask-position"
+    return found
+
+
 def _is_official_property(name: str) -> bool:
     return name in _OFFICIAL_PROPERTIES or name.startswith(_OFFICIAL_PREFIXES)
 

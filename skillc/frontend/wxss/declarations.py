@@ -26,6 +26,7 @@ from skillc.frontend.wxss.card_rules import (
     _is_color_name,
     _is_official_property,
     _property_hint,
+    _unsupported_reason,
 )
 from skillc.frontend.wxss.grammar import check_value
 from skillc.frontend.wxss.nodes import Declaration
@@ -180,6 +181,13 @@ class _DeclarationReader(_FileReader):
                           _TRANSITION_HINT)  # fmt: skip
                 return
             self.emit("WXSS007", f"'{raw_name}' is not supported in cards; the declaration is ignored", span, hint)
+            return
+        reason = _unsupported_reason(name)
+        if reason is not None:
+            why, fix = reason
+            self.emit(
+                "WXSS019", f"'{raw_name}' is not supported in cards: {why}; the declaration is ignored", span, fix
+            )
             return
         if hint is not None or name in _KNOWN_CSS or name.startswith("-"):
             self.emit("WXSS019", f"'{raw_name}' is not supported in cards; the declaration is ignored", span, hint)

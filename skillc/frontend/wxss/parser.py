@@ -20,6 +20,7 @@ from skillc.frontend.wxss.media import _MediaReader
 from skillc.frontend.wxss.nodes import Declaration, FontFace, Import, MediaQueryList, Rule, Stylesheet
 from skillc.frontend.wxss.selectors import _SelectorReader
 from skillc.frontend.wxss.tokens import _CLOSERS, MAX_NESTING, Token, _prune, _significant, _Source
+from skillc.frontend.wxss.values import Keyword, String
 from skillc.gcpause import collector_paused
 
 __all__ = ["parse_style_attribute", "parse_wxss"]
@@ -213,6 +214,7 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
                 return
             decls = self.declaration_list(block.content, font_face=True)
             self.p.font_faces.append(FontFace(decls, span, self.file))
+            self.emit("WXSS030", _font_face_note(decls), span, _FONT_FACE_HINT)
         elif name == "charset" and top:
             pass  # harmless: every skill file is UTF-8 already
         elif name.endswith("keyframes"):
@@ -282,6 +284,26 @@ def _resolve_import(file: str, target: str) -> str | None:
             return None
         path += ".wxss"
     return path
+
+
+_FONT_FACE_HINT = 'follow the family with a fallback, as in font-family: "Brand", sans-serif'
+
+
+def _font_face_note(decls: Sequence[Declaration]) -> str:
+    """WXSS030: WeChat's cards load an @font-face font (notes/ai-mode-spec.md section 5); skillc's
+    Render IR has no font resources, so every backend draws the fallback."""
+    named = "(no font-family)"
+    for decl in decls:
+        if decl.name != "font-family":
+            continue
+        if len(decl.value) == 1 and isinstance(decl.value[0], String):
+            named = f'"{decl.value[0].value}"'
+        elif decl.value and all(isinstance(v, Keyword) for v in decl.value):  # unquoted: Brand Sans
+            named = '"' + " ".join(v.name for v in decl.value if isinstance(v, Keyword)) + '"'
+    return (
+        f"@font-face {named}: WeChat's cards load this font, skillc's renderers do not; "
+        "text in it is drawn in the next family of its font-family list"
+    )
 
 
 def parse_wxss(

@@ -20,16 +20,16 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC, datetime
 from typing import Any
 
 from skillc.diagnostics import Diagnostic, Span
 from skillc.frontend.manifest import ApiSpec
 from skillc.frontend.package import SkillPackage
 from skillc.frontend.risk import assess
+from skillc.frontend.upload_formats import refusal, uploads_given
 from skillc.ir.render import copy_json
 from skillc.runtime.api.api_vm import VmRun, run_api
-from skillc.runtime.api.audit import AuditLog, arguments_digest
+from skillc.runtime.api.audit import AuditLog, call_record
 from skillc.runtime.api.guard import make_job, run_guarded
 from skillc.runtime.api.overrun import GRACE_S, Overruns
 from skillc.runtime.api.result import normalise_json
@@ -42,11 +42,11 @@ from skillc.runtime.contracts import (
     ApprovalRequest,
     AtomicApiResult,
     AuditOutcome,
-    AuditRecord,
     ConsoleEntry,
     LoadReport,
     RiskLevel,
 )
+from skillc.runtime.host.payment import PaymentProvider, ScriptedPaymentProvider
 from skillc.runtime.host.storage import Storage
 from skillc.runtime.sandbox.engine import BackgroundLoop
 from skillc.runtime.sandbox.modules import SkillCode
@@ -90,11 +90,18 @@ class ApiRuntime:
     """Runs the atomic APIs of one loaded skill. Share one per skill; calls may run concurrently."""
 
     def __init__(
-        self, package: SkillPackage, config: RuntimeConfig | None = None, *, approver: Approver | None = None
+        self,
+        package: SkillPackage,
+        config: RuntimeConfig | None = None,
+        *,
+        approver: Approver | None = None,
+        payments: PaymentProvider | None = None,
     ) -> None:
         self.package = package
         self.config = config or RuntimeConfig()
         self.approver = approver
+        # Who answers wx.requestPayment: the scripted test provider unless the host plugs in its own.
+        self.payments: PaymentProvider = payments or ScriptedPaymentProvider()
         self.code = SkillCode.of(package)
         # What storage and cards are scoped by: a copy of the skill in another folder gets its own.
         folder = hashlib.sha256(str(package.root.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -137,8 +144,10 @@ class ApiRuntime:
         *,
         user_did: str | None = None,
         session_id: str | None = None,
+        capability_token: str | None = None,
     ) -> ApiCallContext:
-        """A call context from the configured identity (what the CLI uses)."""
+        """A call context from the configured identity (what the CLI uses); ``capability_token``:
+        a wx.login token the caller presents."""
         ident = self.config.identity
         return ApiCallContext(
             user_did=user_did or ident.user_did,
@@ -149,6 +158,7 @@ class ApiRuntime:
             session_id=session_id or f"session-{uuid.uuid4().hex[:16]}",
             api_name=api_name,
             arguments=arguments or {},
+            capability_token=capability_token,
         )
 
     async def call(
@@ -357,7 +367,15 @@ class ApiRuntime:
         chain.risk, problem = self._risk(spec)
         if problem is not None:
             chain.diagnostics.append(Diagnostic.make("RUN024", problem, file="mcp.json"))
-        chain.context = (context or self.context()).model_copy(update={"api_name": api_name})
+        # consent is the chain's to give (in _ask), never the caller's to claim
+        chain.context = (context or self.context()).model_copy(update={"api_name": api_name, "consent": None})
+        if chain.context.anonymous and chain.risk.rank >= RiskLevel.L1.rank:
+            # Before the arguments and any approval: nobody is asked to consent for a caller no one is.
+            message = (
+                f"{api_name} needs a signed-in user (risk {chain.risk.value}) and the caller is anonymous; "
+                "call it with a user DID (skillc call / run / serve --user DID)"
+            )
+            return chain.fail("RUN060", message, AuditOutcome.REFUSED)
         depth = value_depth(arguments, self.depth_limit)
         if depth > self.depth_limit:
             nested = too_deep(depth, self.depth_limit, at_least=True)
@@ -382,6 +400,9 @@ class ApiRuntime:
         if problems:
             listed = "; ".join(str(p) for p in problems[:5])
             return chain.fail("RUN010", f"invalid arguments for {api_name}: {listed}", AuditOutcome.INVALID, args)
+        uploads = uploads_given(check.uploads, args)
+        if uploads:
+            return chain.fail("RUN081", refusal(api_name, uploads), AuditOutcome.INVALID, args)
         chain.args = args
         chain.context = chain.context.model_copy(update={"arguments": args})
         return chain
@@ -419,6 +440,8 @@ class ApiRuntime:
             except Exception:  # a broken approval UI must mean "not approved", never "approved"
                 approved = False
         chain.approved = approved
+        if approved:  # what the wx stand-ins check their own level against
+            chain.context = chain.context.model_copy(update={"consent": chain.risk})
         return approved
 
     def _execute(self, chain: _Chain, deadline: Deadline) -> ApiCallOutcome:
@@ -430,7 +453,19 @@ class ApiRuntime:
         if self.mode == "process" or self._overruns.active:
             return run_guarded(make_job(self.code, api_name, args, ctx, self.config, deadline.remaining()), deadline)
         loop = self._host_loop.loop
-        return run_api(self.code, api_name, args, ctx, self.config, self.storage, deadline, loop, native=True)
+        return run_api(
+            self.code,
+            api_name,
+            args,
+            ctx,
+            self.config,
+            self.storage,
+            deadline,
+            loop,
+            native=True,
+            payments=self.payments,
+            audit_stand_in=self.audit.stand_in_writer(ctx),
+        )
 
 
 def _clean_console(entries: list[ConsoleEntry]) -> tuple[list[ConsoleEntry], int]:
@@ -518,6 +553,7 @@ class _Chain:
             card_actions=run.card_actions,
             risk=self.risk,
             approved=self.approved,
+            stand_in_audit=run.stand_in_audit or None,
         )
         return self._close(outcome, audit, self.args, result.text[:500] if result.is_error else None)
 
@@ -560,16 +596,11 @@ class _Chain:
         outcome.duration_ms = round((time.perf_counter() - self.started) * 1000, 3)
         if audit is not None and self.risk.audited and self.context is not None:
             c = self.context
-            record = AuditRecord(
-                time=datetime.now(UTC).isoformat(timespec="milliseconds"),
-                user_did=c.user_did,
-                agent_did=c.agent_did,
-                merchant_did=c.merchant_did,
-                skill_id=c.skill_id,
-                session_id=c.session_id,
+            record = call_record(
+                c,
                 api_name=self.api_name,
                 risk=self.risk,
-                arguments_digest=arguments_digest(args if args is not None else c.arguments),
+                arguments=args if args is not None else c.arguments,
                 outcome=audit,
                 detail=detail,
                 duration_ms=outcome.duration_ms,

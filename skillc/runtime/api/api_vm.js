@@ -8,7 +8,7 @@
   // built-ins), so a toJSON planted on Object.prototype cannot change what Python reads.
   const envelope = I.envelope;
   const describe = I.describe;
-  const wx = I.makeWx({ network: true });
+  const wx = I.makeWx({ network: true, standIns: true });
   const apis = new Map();
   const registrations = [];
   let current = null;

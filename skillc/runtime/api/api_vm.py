@@ -17,9 +17,11 @@ from pydantic import BaseModel, Field
 
 from skillc.diagnostics import Diagnostic
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.contracts import ApiCallContext, CardAction, ConsoleEntry, Registration
+from skillc.runtime.contracts import ApiCallContext, AuditRecord, CardAction, ConsoleEntry, Registration
 from skillc.runtime.host.api_host import ApiHost
 from skillc.runtime.host.calls import WX_JS
+from skillc.runtime.host.payment import PaymentProvider
+from skillc.runtime.host.standins import StandInAudit
 from skillc.runtime.host.storage import Storage
 from skillc.runtime.host.unavailable import stubs_json
 from skillc.runtime.sandbox.engine import EngineLimits, FaultKind, JsFault, JsFile, JsSession, classify
@@ -43,6 +45,7 @@ class VmRun(BaseModel):
     console: list[ConsoleEntry] = Field(default_factory=list)
     card_actions: list[CardAction] = Field(default_factory=list)
     diagnostics: list[Diagnostic] = Field(default_factory=list)
+    stand_in_audit: list[AuditRecord] = Field(default_factory=list)
 
 
 def run_api(
@@ -56,9 +59,12 @@ def run_api(
     loop: asyncio.AbstractEventLoop | None,
     *,
     native: bool,
+    payments: PaymentProvider | None = None,
+    audit_stand_in: StandInAudit | None = None,
 ) -> VmRun:
-    """Load the skill in a fresh context and, when ``api_name`` is given, call that API."""
-    host = ApiHost(context, config, storage)
+    """Load the skill in a fresh context and, when ``api_name`` is given, call that API.
+    ``payments`` and ``audit_stand_in`` serve the wx stand-ins (host/standins.py)."""
+    host = ApiHost(context, config, storage, payments=payments, audit_stand_in=audit_stand_in)
     session: JsSession | None = None
     run = VmRun(state="loaded")
     try:
@@ -71,6 +77,7 @@ def run_api(
             run.console = session.finish_console() + run.console
             session.close()
     run.card_actions = host.card_actions
+    run.stand_in_audit = host.stand_in_audit
     run.diagnostics = host.diagnostics + run.diagnostics
     return run
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillc.runtime.contracts import AuditRecord
+from skillc.runtime.contracts import ApiCallContext, AuditOutcome, AuditRecord, RiskLevel
+from skillc.runtime.host.standins import StandInUse
 from skillc.runtime.host.statedb import StateDb
 
 _SCHEMA = """
@@ -29,6 +32,52 @@ def arguments_digest(arguments: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def call_record(
+    context: ApiCallContext,
+    *,
+    api_name: str,
+    risk: RiskLevel,
+    arguments: Any,
+    outcome: AuditOutcome,
+    detail: str | None,
+    duration_ms: float,
+    time: str | None = None,
+    wx_api: str | None = None,
+) -> AuditRecord:
+    """The audit record of a call made in ``context`` (who, for which merchant and skill, in which
+    session); ``time`` defaults to now."""
+    return AuditRecord(
+        time=time or datetime.now(UTC).isoformat(timespec="milliseconds"),
+        user_did=context.user_did,
+        agent_did=context.agent_did,
+        merchant_did=context.merchant_did,
+        skill_id=context.skill_id,
+        session_id=context.session_id,
+        api_name=api_name,
+        risk=risk,
+        arguments_digest=arguments_digest(arguments),
+        outcome=outcome,
+        detail=detail,
+        duration_ms=duration_ms,
+        wx_api=wx_api,
+    )
+
+
+def stand_in_record(context: ApiCallContext, use: StandInUse) -> AuditRecord:
+    """The audit record of one use of a wx stand-in (wx.requestPayment, ...) by the API ``context`` calls."""
+    return call_record(
+        context,
+        api_name=context.api_name,
+        risk=use.risk,
+        arguments=use.arguments,
+        outcome=use.outcome,
+        detail=use.detail,
+        duration_ms=use.duration_ms,
+        time=use.time,
+        wx_api=use.wx_api,
+    )
+
+
 class AuditLog:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -39,6 +88,17 @@ class AuditLog:
 
     def write(self, record: AuditRecord) -> None:
         self._conn().execute("INSERT INTO audit (record) VALUES (?)", (record.model_dump_json(by_alias=True),))
+
+    def stand_in_writer(self, context: ApiCallContext) -> Callable[[StandInUse], AuditRecord]:
+        """What the host calls for each stand-in use of a call: written at once, so a payment is
+        on record even when the call then times out."""
+
+        def write(use: StandInUse) -> AuditRecord:
+            record = stand_in_record(context, use)
+            self.write(record)
+            return record
+
+        return write
 
     def write_ui(self, record_json: str) -> None:
         """One action an agent took on a card (the server's ui_control audit record, as JSON)."""

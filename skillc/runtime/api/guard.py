@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from skillc.runtime.api.api_vm import VmRun, run_api
+from skillc.runtime.api.audit import AuditLog
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext
 from skillc.runtime.host.storage import Storage
@@ -89,7 +90,21 @@ def _main() -> None:
     storage = Storage.of(job.config)
     code = SkillCode(tuple(job.scripts), tuple(job.json_files))
     deadline = Deadline.after(job.seconds)
-    run = run_api(code, job.api_name, job.arguments, job.context, job.config, storage, deadline, loop, native=False)
+    # The stand-ins' audit records are written here; the payment provider lives in the parent, so a
+    # payment made from a guard process fails (host/standins.py says so in its diagnostic).
+    audit = AuditLog(job.config.state_file).stand_in_writer(job.context)
+    run = run_api(
+        code,
+        job.api_name,
+        job.arguments,
+        job.context,
+        job.config,
+        storage,
+        deadline,
+        loop,
+        native=False,
+        audit_stand_in=audit,
+    )
     sys.stdout.write(run.model_dump_json())
     sys.stdout.flush()
 

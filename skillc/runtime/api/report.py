@@ -43,6 +43,9 @@ def render_outcome(outcome: ApiCallOutcome, sources: dict[str, str] | None = Non
     if outcome.audit is not None:
         a = outcome.audit
         lines.append(f"audit: {a.outcome.value} by {a.user_did} at {a.time} ({a.arguments_digest[:19]}...)")
+    for a in outcome.stand_in_audit or []:
+        detail = f": {a.detail}" if a.detail else ""
+        lines.append(f"audit: {a.wx_api} {a.outcome.value} (risk {a.risk.value}){detail}")
     text = "\n".join(lines) + "\n"
     if outcome.diagnostics:
         text += render_text(outcome.diagnostics, sources or {})

@@ -156,7 +156,34 @@ def normalise_json(
     return normal
 
 
+# The keys of an atomic API result (notes/ai-mode-spec.md section 3). A card's Result notification
+# carries isError, content, structuredContent and _meta; anything else reaches no one.
+RESULT_KEYS = ("isError", "content", "structuredContent", "_meta", "handoff", "apiCalls")
+
+
 def normalise(api: str, raw: Any, *, page_path: str | None = None) -> Normalised:
+    normal = _normalise(api, raw, page_path=page_path)
+    if isinstance(raw, dict):
+        stray = [k for k in raw if k not in RESULT_KEYS]
+        if stray:
+            normal.diagnostics.append(_stray_keys(api, stray))
+    return normal
+
+
+def _stray_keys(api: str, keys: list[str]) -> Diagnostic:
+    listed = ", ".join(f"`{k}`" for k in keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    message = (
+        f"{api} returned {listed}, which an atomic API result does not have ({', '.join(RESULT_KEYS)}): "
+        "neither the model nor the card receives it"
+    )
+    if "x_anp" in keys:
+        hint = "return it as _meta.anp: the card receives the result's _meta, the model never does"
+    else:
+        hint = "return what only the card needs in _meta, what the model needs in structuredContent"
+    return Diagnostic.make("RUN080", message, hint=hint)
+
+
+def _normalise(api: str, raw: Any, *, page_path: str | None) -> Normalised:
     if not isinstance(raw, dict):
         got = "undefined" if raw is None else type(raw).__name__.replace("dict", "object").replace("list", "array")
         return _broken(api, f"returned {got}; an atomic API must return {{content: [{{type: 'text', text}}]}}")

@@ -19,6 +19,7 @@ import jsonschema.validators
 
 from skillc.frontend.jsonsrc import pointer
 from skillc.frontend.patterns import compiled, unsupported_patterns
+from skillc.frontend.upload_formats import upload_fields
 from skillc.ir.render import copy_json
 
 
@@ -116,6 +117,8 @@ class SchemaCheck:
 
     def __init__(self, schema: dict[str, Any], *, fill_defaults: bool) -> None:
         self.unsupported = unsupported_patterns(schema)
+        # Arguments WeChat fills with a local upload path (format image / file): refused as unsupported_format.
+        self.uploads = upload_fields(schema)
         base = _linear(jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator))
         cls = _with_defaults(base) if fill_defaults else base
         self._validator = cls(schema)

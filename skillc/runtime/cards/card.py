@@ -2,6 +2,7 @@
 
     mount:   created -> attached -> Input -> Result -> first Render IR -> (Overflow)
     event:   tap / image load, error -> handler(s) -> setData -> incremental re-render -> patches
+    timer:   (scope.dynamic) a due timer's callback -> setData -> patches, like an event
     expire:  Expire notification, timers cleared, marked expired (shows expiredText)
     close:   detached, timers cleared, context released
     rebuild: a fresh context from persisted ``data`` (created and attached run again)
@@ -22,13 +23,16 @@ from typing import Any
 
 from skillc.diagnostics import Diagnostic, DiagnosticSink, Span
 from skillc.ir.component import CompiledComponent
-from skillc.ir.diff import Insert, Move, Patch, Remove, ReplaceRoot
+from skillc.ir.diff import Insert, Move, Patch, Remove, ReplaceRoot, patches_to_plain
 from skillc.ir.evaluate import CardRenderer, RenderLimits
 from skillc.ir.events import bubbles, default_detail
 from skillc.ir.render import RenderNode, copy_json
 from skillc.ir.viewport import Viewport
 from skillc.runtime.cards.card_layout import HeightCache
 from skillc.runtime.cards.card_models import CardView, ComponentAction, Dimensions
+from skillc.runtime.cards.card_query import PreviewState, answer_queries, paint_canvas
+from skillc.runtime.cards.card_timers import CardTimers, RealClock, TimerSetup
+from skillc.runtime.cards.card_updates import CardUpdates, UpdateKind
 from skillc.runtime.cards.component_host import CardBinding, ComponentHost
 from skillc.runtime.cards.component_vm import ComponentVm
 from skillc.runtime.config import RuntimeConfig
@@ -80,6 +84,7 @@ class CardSetup:
     native: bool
     slice_timeout_s: float
     expired_text: str | None
+    timing: TimerSetup | None = None  # the card host's clock for a dynamic card's timers
 
 
 @dataclass
@@ -93,6 +98,8 @@ class Step:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     console: list[ConsoleEntry] = field(default_factory=list)
     data_changed: bool = False
+    after: str | None = None  # a dynamic card's update cursor before and after these patches
+    cursor: str | None = None
 
 
 class Card:
@@ -106,7 +113,16 @@ class Card:
         self._overflow_reported: float | None = None
         self._heights = HeightCache(setup.viewport.width)
         self._born = time.monotonic()
-        self.host = ComponentHost(setup.binding, setup.context, setup.config, setup.storage)
+        timing = setup.timing or TimerSetup(RealClock())
+        self.timers = CardTimers(
+            timing.clock,
+            min_interval_ms=setup.config.card_timer_min_interval_ms,
+            max_timers=setup.config.card_max_timers,
+            order=timing.order,
+            hidden=timing.hidden,
+        )
+        self.updates = CardUpdates(timing.stream) if setup.binding.dynamic else None
+        self.host = ComponentHost(setup.binding, setup.context, setup.config, setup.storage, self.timers)
         self.render_sink = DiagnosticSink()
         self.renderer = CardRenderer(
             setup.component, setup.viewport, sink=self.render_sink, limits=render_limits(setup.config)
@@ -176,6 +192,9 @@ class Card:
                     step.diagnostics.append(self._js_diag("CMPVM002", message, err))
             vm.take()
             vm.restore(data)
+            if expired:  # created / attached may have set timers again; an expired card runs none
+                vm.stop_timers()
+                self.timers.clear_all()
             if not self._first_render(step, data):
                 return self._finish(step)
             self.data_json = dump_data(self.renderer.data)
@@ -248,23 +267,61 @@ class Card:
                 message = f"{self._name} threw in its Expire notification handler: {self._describe(err)}"
                 step.diagnostics.append(self._js_diag("CMPVM004", message, err))
             self.vm.stop_timers()
+            self.timers.clear_all()
             self._drain(step)
         except JsFault as fault:
             self._fault(step, fault)
         return self._finish(step)
 
-    def tick(self) -> Step:
-        """Run the callbacks of timers that fired since the last operation (cards with scope.dynamic)."""
-        step = Step()
+    def fire_due(self) -> list[tuple[int, float, Step]]:
+        """Run the callbacks of the timers due now (scope.dynamic), each in a slice of its own, in
+        the order they fall due: ``(timer id, when, what it did)`` for each. A timer one of these
+        callbacks sets waits for the next pass, so a pass always ends."""
+        fired: list[tuple[int, float, Step]] = []
         if self.dead or self.vm is None or self.expired:
-            return step
+            return fired
+        for timer in self.timers.due(self.timers.mark()):
+            if self.dead or self.expired or self.vm is None:
+                break
+            if not self.timers.take(timer):  # cleared by an earlier callback of this pass
+                continue
+            fired.append((timer.id, self.timers.clock.now_ms(), self._fire(timer.id)))
+        return fired
+
+    def _fire(self, timer_id: int) -> Step:
+        step = Step()
+        assert self.vm is not None
+        self.timers.firing = True
         try:
-            self.vm.settle_timers()
+            err = self.vm.fire_timer(timer_id)
+            if err is not None:
+                message = f"{self._name}: a timer callback threw: {self._describe(err)}"
+                step.diagnostics.append(self._js_diag("CMPVM004", message, err))
             self._drain(step)
             self._check_overflow(step)
         except JsFault as fault:
             self._fault(step, fault)
+        finally:
+            self.timers.firing = False
         return self._finish(step)
+
+    def set_hidden(self, hidden: bool) -> None:
+        """The host shows or hides the card: its timers pause while hidden and resume with the
+        time they had left."""
+        if hidden:
+            self.timers.hide()
+        else:
+            self.timers.show()
+
+    def record(self, kind: UpdateKind, step: Step, timer_id: int | None = None) -> None:
+        """Put what ``step`` changed in a dynamic card's update stream (card_updates.py)."""
+        if self.updates is None:
+            return
+        if step.patches or (kind == "timer" and step.actions):
+            step.after = self.updates.append(kind, patches_to_plain(step.patches), step.actions, timer_id)
+        else:
+            step.after = self.updates.cursor
+        step.cursor = self.updates.cursor
 
     def restyle(self, viewport: Viewport) -> Step:
         """Render the card's current data for another colour scheme or width (the host's theme
@@ -276,6 +333,7 @@ class Card:
         renderer = CardRenderer(
             self.setup.component, viewport, sink=self.render_sink, limits=render_limits(self.setup.config)
         )
+        renderer.drawings = self.renderer.drawings  # what the card painted stays on its canvases
         try:
             document = renderer.render(self.renderer.data)
         except Exception as exc:  # keep the card as it was rather than lose it to a renderer bug
@@ -304,6 +362,7 @@ class Card:
                 vm.stop_timers()
             except JsFault:
                 pass  # the context is being released anyway
+        self.timers.clear_all()
         self.dead = True
         vm.close()
         return diags
@@ -321,7 +380,8 @@ class Card:
             expired_text=self.setup.expired_text if self.expired else None,
             dimensions=self.binding.dimensions,
             content_height=self.content_height,
-            pending_timers=self.vm.pending_timers if self.vm is not None else 0,
+            pending_timers=self.timers.count if self.vm is not None else 0,
+            cursor=self.updates.cursor if self.updates is not None else None,
         )
 
     @property
@@ -410,9 +470,34 @@ class Card:
                     return
                 if step.failure is not None:
                     return
-            if not taken.callbacks:
+            queries = self._previews(taken.previews, step)
+            if not taken.callbacks and not queries:
                 return
-            self.vm.run_callbacks()
+            if taken.callbacks:
+                self.vm.run_callbacks()
+
+    def _previews(self, previews: PreviewState | None, step: Step) -> bool:
+        """Paint the canvases drawn on and answer the SelectorQueries waiting for this render;
+        whether any query was answered (its callbacks may have changed data or drawn)."""
+        if previews is None:
+            return False
+        for node_id, record in previews.canvases.items():
+            drawing, diags = paint_canvas(node_id, record, self._file)
+            step.diagnostics.extend(diags)
+            if drawing is not None:
+                step.patches.extend(self.renderer.set_drawing(node_id, drawing))
+        if not previews.queries or not self.renderer.rendered:
+            return False
+        answers, diags = answer_queries(
+            previews.queries, self.renderer.document.root, self.renderer.viewport, self._file
+        )
+        step.diagnostics.extend(diags)
+        assert self.vm is not None
+        err = self.vm.answer_queries(answers)
+        if err is not None:
+            message = f"{self._name}: a SelectorQuery callback threw: {self._describe(err)}"
+            step.diagnostics.append(self._js_diag("CMPVM004", message, err))
+        return True
 
     def _update(self, changes: dict[str, Any], step: Step) -> list[Patch]:
         try:

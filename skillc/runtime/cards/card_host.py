@@ -7,6 +7,8 @@
            -> no component: a FallbackRequest from structuredContent, or plain text
     event: a tap or image load/error on a node -> handlers -> setData -> patches
     follow: the api/call blocks of a card's follow-up message -> call (the same chain, never a shortcut)
+    timers: (scope.dynamic) a due timer -> its callback -> setData -> patches, into the card's update
+           stream; real time (asyncio, ``skillc serve``) or a virtual clock moved by ``advance``
 
 Each card instance keeps its own QuickJS context, pinned to one of a few card threads (a context
 is never used by two threads at once), in an LRU of live cards. Its ``data`` is written to SQLite
@@ -16,6 +18,9 @@ after every event, so an evicted card (or one from before a restart) is rebuilt 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import logging
+import secrets
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -25,12 +30,14 @@ from typing import Any, TypeVar
 
 from skillc.diagnostics import Diagnostic, DiagnosticSink
 from skillc.ir.component import CompiledComponent, compile_component
+from skillc.ir.diff import ReplaceRoot, patches_to_plain
 from skillc.ir.viewport import Viewport
 from skillc.runtime.api.api_runtime import ApiRuntime, Approver
 from skillc.runtime.cards.card import Card, CardSetup, Step, dimensions_for
 from skillc.runtime.cards.card_models import (
     ApiCallAction,
     CallOutcome,
+    CardUpdatesView,
     CardView,
     ComponentAction,
     EventOutcome,
@@ -38,15 +45,23 @@ from skillc.runtime.cards.card_models import (
     ExpirePreviousCards,
     FallbackRequest,
     SendFollowUpMessage,
+    TimerFiring,
 )
 from skillc.runtime.cards.card_store import CardRecord, CardStore, Lru
+from skillc.runtime.cards.card_timers import RealClock, TimerClock, TimerSetup, VirtualClock
 from skillc.runtime.cards.component_host import CardBinding
+from skillc.runtime.cards.timer_driver import TimerDriver
 from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome, ApprovalRequest, AtomicApiResult
 from skillc.runtime.sandbox.engine import BackgroundLoop
 from skillc.runtime.sandbox.modules import SkillCode
 
 DEFAULT_EXPIRED_TEXT = "服务已过期"
+# One wait of a flow fires at most this many timer callbacks (a safety net: the minimum interval
+# already bounds them to wait / card_timer_min_interval_ms per timer).
+MAX_FIRINGS_PER_ADVANCE = 10_000
 T = TypeVar("T")
+log = logging.getLogger("skillc.runtime")
+TimerObserver = Callable[[TimerFiring], Any]
 Approve = bool | Approver | None
 
 
@@ -80,7 +95,10 @@ class CardHost:
         threads: int = 2,
         slice_timeout_s: float = 5.0,
         card_ids: Callable[[], str] | None = None,
+        clock: TimerClock | None = None,
     ) -> None:
+        """``clock``: the time of dynamic cards' timers; real by default (they fire on their own),
+        a :class:`VirtualClock` for replays (only :meth:`advance` fires them)."""
         self.runtime = runtime
         self.package = runtime.package
         self.viewport = viewport or Viewport()
@@ -99,6 +117,13 @@ class CardHost:
         # The card table is pruned on the first call and then every card_table_prune_every calls.
         self._calls = 0
         self._skill_ids: set[str] = {self.runtime.skill_scope}  # the scopes this host's cards are under
+        self.clock: TimerClock = clock or RealClock()
+        self._timer_order = itertools.count(1).__next__  # equal due times fire in the order set
+        self._streams = itertools.count(1)
+        self._hidden = False  # the whole host hidden (set_visibility without cards): new cards start hidden
+        self._driver = TimerDriver(self.clock, self._fire_timers)
+        # Hears of every timer callback that ran on its own (the server: console, session events).
+        self.on_timer: TimerObserver | None = None
 
     # -- the public surface ----------------------------------------------------------------------
 
@@ -180,9 +205,11 @@ class CardHost:
         if step.failure is not None or view is None:
             out.fallback = self._fallback(result, step.failure or "the card failed", path)
             return out
-        self._live.put(card_id, _Live(card, executor, record))
+        live = _Live(card, executor, record)
+        self._live.put(card_id, live)
         out.card = view
         out.actions += await self._apply(step.actions, ctx.session_id, card_id)
+        self._arm(live)
         return out
 
     async def event(
@@ -195,13 +222,67 @@ class CardHost:
         step, view = await self._run(live.executor, self._event_job, live, node_id, event, detail, with_document)
         return await self._event_outcome(live, step, view, diags)
 
-    async def tick(self, card_id: str) -> EventOutcome:
-        """Let a card with ``scope.dynamic`` run the timers that fired; returns their patches."""
+    async def advance(self, ms: float) -> list[TimerFiring]:
+        """Move a virtual clock on by ``ms`` and run every timer that falls due on the way, in
+        order (due time, then the order they were set in), each at its own time."""
+        clock = self.clock
+        if not isinstance(clock, VirtualClock):
+            raise TypeError("advance needs a CardHost built with a VirtualClock")
+        target = clock.now + max(ms, 0.0)
+        fired: list[TimerFiring] = []
+        while len(fired) < MAX_FIRINGS_PER_ADVANCE:
+            best: tuple[tuple[float, int], _Live] | None = None
+            for live in self._live.values():
+                if live.card.updates is None or live.card.dead or live.card.expired:
+                    continue
+                due = live.card.timers.next_due()
+                if due is not None and due[0] <= target + 1e-6 and (best is None or due < best[0]):
+                    best = (due, live)
+            if best is None:
+                break
+            clock.now = min(max(clock.now, best[0][0]), target)
+            got = await self._fire_card(best[1])
+            if not got:  # nothing was due after all (rounding): never spin
+                break
+            fired += got
+        clock.now = target
+        return fired
+
+    async def set_visibility(
+        self, hidden: bool, card_ids: Sequence[str] | None = None
+    ) -> tuple[list[str], list[Diagnostic]]:
+        """The host hides or shows cards: a hidden dynamic card's timers pause and resume with the
+        time they had left. ``card_ids`` None: every card, and the cards mounted from now on.
+        Returns the dynamic cards it applied to."""
+        diags: list[Diagnostic] = []
+        targets: list[_Live] = []
+        if card_ids is None:
+            self._hidden = hidden
+            targets = sorted(self._live.values(), key=lambda live: live.record.seq)  # mount order
+        else:
+            for card_id in card_ids:
+                live, found = await self._obtain(card_id)
+                diags += found
+                if live is not None:
+                    targets.append(live)
+        changed = []
+        for live in targets:
+            if live.card.updates is None:
+                continue
+            await self._run(live.executor, live.card.set_hidden, hidden)
+            changed.append(live.card.card_id)
+            self._arm(live)
+        return changed, diags
+
+    async def updates(self, card_id: str, since: str | None) -> tuple[CardUpdatesView | None, list[Diagnostic]]:
+        """What changed on a dynamic card after the cursor ``since`` (a reset when it cannot say)."""
         live, diags = await self._obtain(card_id)
         if live is None:
-            return EventOutcome(card_id=card_id, diagnostics=diags)
-        step, view = await self._run(live.executor, self._tick_job, live)
-        return await self._event_outcome(live, step, view, diags)
+            return None, diags
+        if live.card.updates is None:
+            message = f"card {card_id} has no update stream: its component does not declare scope.dynamic"
+            return None, [*diags, Diagnostic.make("CMPVM012", message)]
+        return await self._run(live.executor, self._updates_job, live, since), diags
 
     async def expire(self, card_ids: Sequence[str]) -> list[EventOutcome]:
         """Expire cards: Expire notification, timers cleared, expiredText shown. Expired cards ignore events."""
@@ -221,18 +302,22 @@ class CardHost:
         component_paths: Sequence[str] | None = None,
         match: str | None = None,
         *,
-        exclude: str | None = None,
+        before: str | None = None,
     ) -> list[str]:
         """Expire the session's live-or-stored cards on these component paths (all without paths);
-        ``match='latest'`` only the newest one. Returns the ids expired."""
+        ``match='latest'`` only the newest one. ``before``: a card id; only cards created before
+        it count (expirePreviousCards: neither the caller nor a later card). Returns the ids expired."""
         records = await asyncio.to_thread(self.store.session_cards, self.runtime.skill_scope, session_id)
+        if before is not None:
+            # Oldest first (by seq), so the caller's position splits older from newer; a caller with
+            # no stored record has no known place in the order, and expires nothing.
+            at = next((i for i, r in enumerate(records) if r.card_id == before), 0)
+            records = records[:at]
         wanted = [_normal_path(p) for p in component_paths] if component_paths else None
         hits = [
             r
             for r in records
-            if not r.expired
-            and r.card_id != exclude
-            and (wanted is None or any(_normal_path(r.component_path).endswith(w) for w in wanted))
+            if not r.expired and (wanted is None or any(_normal_path(r.component_path).endswith(w) for w in wanted))
         ]
         if match == "latest":
             hits = hits[-1:]
@@ -283,6 +368,7 @@ class CardHost:
 
     async def close(self) -> None:
         """Detach every live card and stop the card threads (the ApiRuntime stays open)."""
+        await self._driver.close()
         for live in self._live.values():
             await self._run(live.executor, live.card.close)
         for executor in self._threads:
@@ -308,19 +394,46 @@ class CardHost:
         self, live: _Live, node_id: str, kind: str, detail: Any, with_document: bool
     ) -> tuple[Step, CardView | None]:
         step = live.card.event(node_id, kind, detail)
+        live.card.record("event", step)
         return self._after(live, step, with_document)
 
-    def _tick_job(self, live: _Live) -> tuple[Step, CardView | None]:
-        return self._after(live, live.card.tick(), True)
+    def _fire_job(self, live: _Live) -> list[tuple[int, float, Step]]:
+        fired = live.card.fire_due()
+        for timer_id, _at, step in fired:
+            live.card.record("timer", step, timer_id)
+            self._after(live, step, False)
+        return fired
+
+    def _updates_job(self, live: _Live, since: str | None) -> CardUpdatesView:
+        card = live.card
+        assert card.updates is not None
+        got = card.updates.since(since)
+        if got is None:  # the view is on another stream or too far behind: the whole tree again
+            reset = {"seq": card.updates.seq, "kind": "reset", "actions": []}
+            reset["patches"] = patches_to_plain([ReplaceRoot(card.renderer.document.root)])
+            entries = [reset]
+        else:
+            entries = [u.wire() for u in got]
+        return CardUpdatesView(
+            card_id=card.card_id,
+            cursor=card.updates.cursor,
+            updates=entries,
+            expired=card.expired,
+            hidden=card.timers.hidden,
+            timers=card.timers.count if not card.dead else 0,
+            poll_ms=self.runtime.config.card_timer_min_interval_ms,
+        )
 
     def _expire_job(self, live: _Live) -> tuple[Step, CardView | None]:
         step = live.card.expire()
+        live.card.record("expire", step)
         live.record.expired = True
         self.store.save_record(live.record)
         return self._after(live, step, True)
 
     def _restyle_job(self, live: _Live, viewport: Viewport) -> tuple[Step, CardView | None]:
         step = live.card.restyle(viewport)
+        live.card.record("restyle", step)
         if step.patches:
             live.record.viewport = viewport
             self.store.save_record(live.record)
@@ -348,6 +461,8 @@ class CardHost:
         if live.card.dead:
             self._live.pop(live.card.card_id)
         actions = await self._apply(step.actions, live.record.context.session_id, live.card.card_id)
+        dynamic = live.card.updates is not None
+        self._arm(live)
         return EventOutcome(
             card_id=live.card.card_id,
             handled=step.handled,
@@ -357,14 +472,60 @@ class CardHost:
             content_height=live.card.content_height,
             diagnostics=diags + step.diagnostics,
             console=step.console,
+            after=step.after,
+            cursor=step.cursor,
+            timers=(0 if live.card.dead else live.card.timers.count) if dynamic else None,
         )
+
+    # -- dynamic cards' timers -------------------------------------------------------------------
+
+    def _arm(self, live: _Live) -> None:
+        """Real time: wake up when the card's next timer is due (none: hidden, expired, closed)."""
+        card = live.card
+        if card.updates is None:
+            return
+        due = None if card.dead or card.expired else card.timers.next_due()
+        self._driver.arm(card.card_id, due[0] if due is not None else None)
+
+    async def _fire_card(self, live: _Live) -> list[TimerFiring]:
+        fired = await self._run(live.executor, self._fire_job, live)
+        out = []
+        for timer_id, at, step in fired:
+            outcome = await self._event_outcome(live, step, None, [])
+            out.append(TimerFiring(card_id=live.card.card_id, timer_id=timer_id, at_ms=at, outcome=outcome))
+        return out
+
+    async def _fire_timers(self, card_id: str) -> None:
+        """The real clock's wake-up for one card: its due timers run, the observer hears of each."""
+        live = self._live.peek(card_id)
+        if live is None:
+            return
+        for firing in await self._fire_card(live):
+            if self.on_timer is not None:
+                try:
+                    got = self.on_timer(firing)
+                    if asyncio.iscoroutine(got):
+                        await got
+                except Exception:  # an observer's bug must not stop the card's timers
+                    log.exception("a timer observer failed")
+        self._arm(live)
+
+    def session_of(self, card_id: str) -> str | None:
+        """The session a live card belongs to (None when it is not live)."""
+        live = self._live.peek(card_id)
+        return live.record.context.session_id if live is not None else None
+
+    def _new_stream(self) -> str:
+        # Replays print the same cursors every time; a server's survive no restart (a rebuilt card's
+        # stream must differ from the one a view still holds).
+        return f"u{next(self._streams)}" if not self.clock.real else secrets.token_hex(6)
 
     async def _apply(self, actions: list[ComponentAction], session_id: str, card_id: str) -> list[ComponentAction]:
         """Expiry actions take effect here; the rest go back to the caller as they are."""
         for action in actions:
             if isinstance(action, ExpirePreviousCards):
                 action.expired = await self.expire_matching(
-                    session_id, action.component_paths, action.match, exclude=card_id
+                    session_id, action.component_paths, action.match, before=card_id
                 )
             elif isinstance(action, ExpireAllCards):
                 action.expired = await self.expire_matching(session_id, action.component_paths, action.match)
@@ -390,6 +551,7 @@ class CardHost:
             return None, step.diagnostics
         live = _Live(card, executor, record)
         self._live.put(card_id, live)
+        self._arm(live)  # a rebuilt card's created / attached may have set timers again
         return live, step.diagnostics
 
     def _setup(
@@ -422,6 +584,7 @@ class CardHost:
             native=self.runtime.mode == "interrupt",
             slice_timeout_s=self.slice_timeout_s,
             expired_text=(comp.expired_text if comp and comp.expired_text else DEFAULT_EXPIRED_TEXT),
+            timing=TimerSetup(self.clock, self._timer_order, self._new_stream(), self._hidden),
         )
 
     def _compile(self, path: str) -> tuple[CompiledComponent | None, list[Diagnostic]]:
@@ -466,8 +629,9 @@ class CardHost:
         self._turn = (self._turn + 1) % len(self._threads)
         return self._threads[self._turn]
 
-    def _evict(self, _card_id: str, live: _Live) -> None:
+    def _evict(self, card_id: str, live: _Live) -> None:
         # Its data is already persisted; detaching runs after anything still queued for it.
+        self._driver.cancel(card_id)
         live.executor.submit(live.card.close)
 
     async def _run(self, executor: ThreadPoolExecutor, fn: Callable[..., T], *args: Any) -> T:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 from skillc.ir.css_values import px
+from skillc.ir.previews import DEFAULT_HEIGHT, PREVIEW_TAGS
 from skillc.ir.render import TEXT, RenderNode
 
 # A card repeats the same few lengths on every node; parsing each once keeps a mount's layout cheap.
@@ -94,6 +95,8 @@ def _layout(node: RenderNode, width: float, child: Callable[[RenderNode, float],
     if node.type == "image":
         img_w = _px(style.get("width"))
         return (img_w * 0.75 if img_w else _IMAGE_HEIGHT) + outer_v
+    if node.type in PREVIEW_TAGS:  # a map or canvas box: 150px tall unless styled (as WeChat's canvas)
+        return DEFAULT_HEIGHT + outer_v
     kids = node.children or []
     inner_w = max(width - _box(style, "h"), 1.0)
     row = (style.get("display") == "flex" and style.get("flex-direction", "row") in ("row", "row-reverse")) or (

@@ -16,6 +16,7 @@ from skillc.diagnostics import Diagnostic
 from skillc.ir.diff import Patch, patches_to_plain
 from skillc.ir.render import RenderDocument, to_plain
 from skillc.runtime.contracts import ApiCallOutcome, ConsoleEntry
+from skillc.runtime.host.card_media import MediaSource
 
 
 class _Wire(BaseModel):
@@ -123,6 +124,23 @@ class TriggerEvent(_Wire):
     detail: Any = None
 
 
+class PreviewMedia(_Wire):
+    """``wx.previewMedia``: the host shows the media full screen, starting at ``current``."""
+
+    type: Literal["previewMedia"] = "previewMedia"
+    card_id: str
+    sources: list[MediaSource]
+    current: int = 0
+
+
+class MakePhoneCall(_Wire):
+    """``wx.makePhoneCall``: the host offers to call ``phone_number`` (WeChat asks the user first)."""
+
+    type: Literal["makePhoneCall"] = "makePhoneCall"
+    card_id: str
+    phone_number: str
+
+
 ComponentAction = Annotated[
     SendFollowUpMessage
     | ApiCallAction
@@ -131,7 +149,9 @@ ComponentAction = Annotated[
     | ExpirePreviousCards
     | ExpireAllCards
     | SetRelatedPage
-    | TriggerEvent,
+    | TriggerEvent
+    | PreviewMedia
+    | MakePhoneCall,
     Field(discriminator="type"),
 ]
 
@@ -158,7 +178,8 @@ class CardView(_Wire):
     expired_text: str | None = None
     dimensions: Dimensions
     content_height: float = Field(description="the layout estimate of the rendered height, px")
-    pending_timers: int = 0
+    pending_timers: int = Field(default=0, description="live timers (cards with scope.dynamic)")
+    cursor: str | None = Field(default=None, description="the card's update stream position (scope.dynamic)")
 
     def wire(self, *, with_data: bool = True) -> dict[str, Any]:
         """camelCase JSON; ``with_data=False`` leaves out the card's data (up to 200 KB), which a
@@ -221,6 +242,11 @@ class EventOutcome(_Wire):
     content_height: float = 0.0
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     console: list[ConsoleEntry] = Field(default_factory=list)
+    # Cards with scope.dynamic only: the update-stream cursor these patches follow and the one
+    # after them (card_updates.py), and how many timers the card has left.
+    after: str | None = None
+    cursor: str | None = None
+    timers: int | None = None
 
     def view(self) -> CardEventView:
         return CardEventView(
@@ -238,3 +264,33 @@ class EventOutcome(_Wire):
         out["diagnostics"] = [d.model_dump(mode="json", exclude_none=True) for d in self.diagnostics]
         out["console"] = [c.wire() for c in self.console]
         return out
+
+
+class TimerFiring(_Wire):
+    """One timer callback of a dynamic card: which timer, when (the host clock, ms: virtual time
+    in ``skillc run``) and what it did, in the shape of an event."""
+
+    card_id: str
+    timer_id: int
+    at_ms: float
+    outcome: EventOutcome
+
+    def wire(self) -> dict[str, Any]:
+        out = {"cardId": self.card_id, "timerId": self.timer_id, "atMs": self.at_ms, **self.outcome.wire()}
+        out["timers"] = self.outcome.timers  # live timers left on the card after this callback
+        out["cursor"] = self.outcome.cursor
+        return out
+
+
+class CardUpdatesView(_Wire):
+    """What the card view reads from a dynamic card's update stream (``skillc_card_updates``)."""
+
+    card_id: str
+    cursor: str = Field(description="pass it as since next time")
+    updates: list[dict[str, Any]] = Field(
+        description="{seq, kind: timer|event|expire|restyle|reset, patches, actions, timerId?}, oldest first"
+    )
+    expired: bool
+    hidden: bool
+    timers: int = Field(description="live timers: none left, nothing more comes on its own")
+    poll_ms: int = Field(description="how often a view should ask while timers are live")

@@ -149,6 +149,10 @@ class Lru(Generic[K, V]):
             self._items.move_to_end(key)
         return value
 
+    def peek(self, key: K) -> V | None:
+        """The entry without counting it as a use (a card's own timers do not keep it live)."""
+        return self._items.get(key)
+
     def put(self, key: K, value: V) -> None:
         self._items[key] = value
         self._items.move_to_end(key)

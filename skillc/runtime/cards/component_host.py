@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from skillc.diagnostics import Diagnostic
+from skillc.diagnostics import Diagnostic, Span
 from skillc.runtime.cards.card_models import (
     ApiCallAction,
     ComponentAction,
@@ -22,13 +22,16 @@ from skillc.runtime.cards.card_models import (
     ExpireAllCards,
     ExpirePreviousCards,
     FollowUpBlock,
+    MakePhoneCall,
     OpenDetailPage,
+    PreviewMedia,
     SendFollowUpMessage,
     SetRelatedPage,
     TextBlock,
     TriggerEvent,
     UpdateModelContext,
 )
+from skillc.runtime.cards.card_timers import CardTimers, RealClock
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext
 from skillc.runtime.host.api_host import ApiHost
@@ -38,8 +41,17 @@ from skillc.runtime.host.calls import (
     HostCall,
     PageArgs,
     ReapplyArgs,
+    TimerClearArgs,
+    TimerSetArgs,
     TriggerArgs,
     WarnArgs,
+)
+from skillc.runtime.host.card_media import (
+    PhoneCallArgs,
+    PreviewMediaArgs,
+    Refused,
+    check_phone_call,
+    check_preview_media,
 )
 from skillc.runtime.host.storage import Storage
 from skillc.runtime.sandbox.engine import HostReply
@@ -68,16 +80,30 @@ def _query_text(query: str | dict[str, Any] | None) -> str | None:
 class ComponentHost(ApiHost):
     """The host functions of one card instance; actions and diagnostics accumulate until taken."""
 
-    def __init__(self, binding: CardBinding, context: ApiCallContext, config: RuntimeConfig, storage: Storage) -> None:
+    def __init__(
+        self,
+        binding: CardBinding,
+        context: ApiCallContext,
+        config: RuntimeConfig,
+        storage: Storage,
+        timers: CardTimers | None = None,
+    ) -> None:
         self.binding = binding
         self.actions: list[ComponentAction] = []
         self._max_actions = config.card_max_actions
         self._spent = 0  # actions (and follow-up api/calls) since the last take
         self._capped = False
+        # The card's timer schedule (scope.dynamic); the card passes the one its host's clock drives.
+        self.timers = timers or CardTimers(
+            RealClock(), min_interval_ms=config.card_timer_min_interval_ms, max_timers=config.card_max_timers
+        )
+        self._timers_refused = False  # CMPVM040 once per slice
+        self._clamps_reported: set[str] = set()  # CMPVM041 once per card for each of the two
         super().__init__(context, config, storage)
 
     def serves(self, call: HostCall) -> bool:
-        return True
+        # The stand-ins need an API call's consent: a card has none (its wx gets the stubs instead).
+        return call.surface != "api"
 
     def refusal(self, call: HostCall) -> str | None:
         if call.dynamic and not self.binding.dynamic:
@@ -88,6 +114,7 @@ class ComponentHost(ApiHost):
         actions, diags = self.actions, self.diagnostics
         self.actions, self.diagnostics = [], []
         self._spent, self._capped = 0, False
+        self._timers_refused = False
         return actions, diags
 
     def _add(self, action: ComponentAction, what: str, cost: int = 1) -> HostReply:
@@ -183,6 +210,28 @@ class ComponentHost(ApiHost):
             return self._refuse("CMPVM013", "openDetailPage: url is required ({url: '/pages/detail/detail?id=1'})")
         return self._add(OpenDetailPage(card_id=self.binding.card_id, url=url), "openDetailPage")
 
+    # -- card actions of wx (previewMedia, makePhoneCall): the host carries them out ----------
+
+    def _wx_refuse(self, api: str, refused: Refused) -> HostReply:
+        """WeChat's parameter error as the call's fail, and a CMPVM013 saying the action was refused."""
+        message = f"wx.{api} was refused: {refused.message}"
+        self.diagnostics.append(Diagnostic.make("CMPVM013", message, file=self.binding.component_path + ".js"))
+        return HostReply.fail(refused.message)
+
+    def _preview_media(self, a: PreviewMediaArgs) -> HostReply:
+        checked = check_preview_media(a)
+        if isinstance(checked, Refused):
+            return self._wx_refuse("previewMedia", checked)
+        sources, current = checked
+        action = PreviewMedia(card_id=self.binding.card_id, sources=sources, current=current)
+        return self._add(action, "previewMedia")
+
+    def _make_phone_call(self, a: PhoneCallArgs) -> HostReply:
+        checked = check_phone_call(a)
+        if isinstance(checked, Refused):
+            return self._wx_refuse("makePhoneCall", checked)
+        return self._add(MakePhoneCall(card_id=self.binding.card_id, phone_number=checked), "makePhoneCall")
+
     def _trigger(self, a: TriggerArgs) -> HostReply:
         return self._add(TriggerEvent(card_id=self.binding.card_id, name=a.name, detail=a.detail), "triggerEvent")
 
@@ -195,3 +244,45 @@ class ComponentHost(ApiHost):
 
     def _noop(self, _a: BaseModel) -> HostReply:
         return HostReply.done()
+
+    # -- timers (scope.dynamic): the schedule is the card host's ------------------------------------
+
+    def _timer_set(self, a: TimerSetArgs) -> HostReply:
+        api = "setInterval" if a.repeat else "setTimeout"
+        placed = self.timers.set(a.id, a.ms, a.repeat)
+        file, span = self._where(a.at)
+        if not placed.accepted:
+            message = (
+                f"{api}: {self.binding.component_path} already has {self.timers.max_timers} live timers, the most "
+                "a card may have (card_max_timers); this timer was not started"
+            )
+            if not self._timers_refused:
+                self._timers_refused = True
+                self.diagnostics.append(Diagnostic.make("CMPVM040", message, file=file, span=span))
+            return HostReply.fail(message)
+        if placed.clamped:
+            kind = api if a.repeat else "nested setTimeout"
+            if kind not in self._clamps_reported:
+                self._clamps_reported.add(kind)
+                asked = f"{a.ms:g} ms" if a.ms > 0 else "0 ms"
+                runs = "it runs every" if a.repeat else "inside a timer callback it waits"
+                message = (
+                    f"{api}: {asked} is shorter than the minimum interval of a card's timers; {runs} "
+                    f"{placed.delay_ms:g} ms (card_timer_min_interval_ms)"
+                )
+                self.diagnostics.append(Diagnostic.make("CMPVM041", message, file=file, span=span))
+        return HostReply.done()
+
+    def _timer_clear(self, a: TimerClearArgs) -> HostReply:
+        self.timers.clear(a.id)
+        return HostReply.done()
+
+    def _where(self, at: dict[str, Any] | None) -> tuple[str, Span | None]:
+        """The skill's file and position a JS call came from (``I.where`` of its stack), if known."""
+        fallback = self.binding.component_path + ".js"
+        if not at or not isinstance(at.get("file"), str):
+            return fallback, None
+        line, column = at.get("line"), at.get("column")
+        if isinstance(line, int) and line >= 1:
+            return at["file"], Span.point(line, column if isinstance(column, int) and column >= 1 else 1)
+        return at["file"], None

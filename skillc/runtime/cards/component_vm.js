@@ -224,14 +224,61 @@
     updateModelContext: modelCtx.updateModelContext,
   });
 
+  // -- timers (scope.dynamic) ----------------------------------------------------------------
+  // The card host owns the schedule (card_timers.py): setTimeout / setInterval register a timer
+  // there and return at once; Python fires it later with fireTimer, in a slice of its own, so a
+  // timer outlives the event that set it. A timer the host refuses (too many) never fires.
+  const timers = new Map(); // id -> {fn, args, repeat}
+  let nextTimer = 1;
+  const MAX_DELAY = 86400000;
+  const ErrorCtor = Error; // the skill may replace the global later; the call site must still be found
+  function startTimer(fn, ms, args, repeat) {
+    const id = nextTimer++;
+    let n = +ms;
+    n = n > 0 ? (n < MAX_DELAY ? n : MAX_DELAY) : 0;
+    const at = I.where(new ErrorCtor().stack);
+    const r = I.callSync('timer.set', { id: id, ms: n, repeat: repeat, at: at });
+    if (r.ok) timers.set(id, { fn: fn, args: args, repeat: repeat });
+    return id;
+  }
+  function stopTimer(id) {
+    const n = +id;
+    if (timers.delete(n)) I.callSync('timer.clear', { id: n });
+  }
+  function installCardTimers() {
+    const define = function (name, value) {
+      Object.defineProperty(global, name, { value: value, writable: true, configurable: true, enumerable: false });
+    };
+    define('setTimeout', function (fn, ms, ...args) { return startTimer(fn, ms, args, false); });
+    define('setInterval', function (fn, ms, ...args) { return startTimer(fn, ms, args, true); });
+    define('clearTimeout', stopTimer);
+    define('clearInterval', stopTimer);
+  }
+  I.fireTimer = function (id) {
+    const t = timers.get(id);
+    if (t === undefined) return '';
+    if (!t.repeat) timers.delete(id);
+    if (typeof t.fn !== 'function') return '';
+    return guard('timer', function () { return apply(t.fn, undefined, t.args); });
+  };
+
   I.bootComponent = function (dynamic, maxDataIndex) {
     if (typeof maxDataIndex === 'number') maxIndex = maxDataIndex;
     const wx = I.makeWx({ network: dynamic });
+    // Card actions the host carries out (host/card_media.py); wx.js gives cards no stub for them.
+    wx.previewMedia = function (opts) {
+      const o = opts || {};
+      return cardCall('previewMedia', 'card.previewMedia', { sources: o.sources, current: o.current }, o);
+    };
+    wx.makePhoneCall = function (opts) {
+      const o = opts || {};
+      return cardCall('makePhoneCall', 'card.makePhoneCall', { phoneNumber: o.phoneNumber }, o);
+    };
     wx.modelContext.NotificationType = NotificationType;
     wx.modelContext.getContext = function () { return modelCtx; };
     wx.modelContext.getViewContext = function () { return viewCtx; };
     Object.defineProperty(global, 'wx', { value: I.freezeHost(wx), writable: false, configurable: false, enumerable: true });
-    if (dynamic) I.installTimers();
+    if (dynamic) installCardTimers();
     const Component = function Component(options) {
       if (def !== null) throw new Error('Component() was called more than once');
       if (options === null || typeof options !== 'object') throw new TypeError('Component() expects an object');
@@ -274,7 +321,7 @@
         properties: data,
         setData: setData,
         triggerEvent: function (name, detail) { I.callSync('card.trigger', { name: String(name), detail: detail === undefined ? null : detail }); },
-        createSelectorQuery: function () { throw new Error('createSelectorQuery is not available in skillc cards'); },
+        createSelectorQuery: function () { return I.createSelectorQuery(); }, // card_query.js
       };
       const methods = def.methods && typeof def.methods === 'object' ? def.methods : {};
       for (const k of keysOf(methods)) if (typeof methods[k] === 'function') inst[k] = methods[k];
@@ -312,7 +359,7 @@
     errors = [];
     // join, not +: QuickJS-ng builds ropes from +, and the binding cannot return a rope. The
     // captured join and the envelope walker: the skill may have replaced Array.prototype.join.
-    return I.join(['{"changes":[', I.join(parts, ','), '],"errors":', I.envelope(errs), ',"callbacks":', String(callbacks.length), '}'], '');
+    return I.join(['{"changes":[', I.join(parts, ','), '],"errors":', I.envelope(errs), ',"callbacks":', String(callbacks.length), ',"previews":', I.previewState(), '}'], '');
   };
   I.runCallbacks = function () {
     const list = callbacks;
@@ -329,5 +376,5 @@
     pending = new Map();
     callbacks = [];
   };
-  I.stopTimers = function () { if (typeof I.clearTimers === 'function') I.clearTimers(); };
+  I.stopTimers = function () { timers.clear(); };
 })(globalThis.__skillc_internal, globalThis);

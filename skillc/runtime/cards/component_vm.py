@@ -3,8 +3,9 @@
 A :class:`ComponentVm` loads the skill's modules, runs ``components/<name>/index.js`` (which
 calls ``Component({...})``) and drives the instance: lifetimes, notifications, event handlers,
 setData callbacks. Unlike the API VM the context lives as long as the card, so each slice of
-work gets a fresh deadline, and async host calls a timer is sleeping on stay in flight between
-slices. Create, use and close it on one thread: the card host pins each card to a thread.
+work gets a fresh deadline; a dynamic card's timers are kept by the card host, which runs each
+callback in a slice of its own (``fire_timer``). Create, use and close it on one thread: the card
+host pins each card to a thread.
 
 Every driver method returns ``None`` or the :class:`JsError` the component threw; only a fault
 that ends the context (deadline, memory, stack) raises, as :class:`~skillc.runtime.sandbox.engine.JsFault`.
@@ -17,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillc.runtime.cards.card_query import PreviewState, parse_state
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.host.calls import WX_JS, blocking
 from skillc.runtime.host.unavailable import stubs_json
@@ -25,6 +27,8 @@ from skillc.runtime.sandbox.modules import JsError, SkillCode, boot, define_modu
 from skillc.runtime.sandbox.native import Deadline
 
 COMPONENT_VM_JS = JsFile("skillc.runtime.cards", "component_vm.js")
+# this.createSelectorQuery() and the 2d canvas (card_query.py answers and paints).
+CARD_QUERY_JS = JsFile("skillc.runtime.cards", "card_query.js")
 
 # The driver functions component_vm.js exports (only Python holds them).
 _DRIVERS = (
@@ -42,6 +46,8 @@ _DRIVERS = (
     "snapshot",
     "restore",
     "stopTimers",
+    "fireTimer",
+    "answerQueries",
 )
 
 
@@ -53,6 +59,7 @@ class Slice:
     errors: list[JsError] = field(default_factory=list)
     callbacks: int = 0
     nbytes: int = 0  # the size of the changes as JSON (about: the text they crossed the bridge in)
+    previews: PreviewState | None = None  # queries waiting for a render, canvases drawn on
 
 
 class ComponentVm:
@@ -82,7 +89,7 @@ class ComponentVm:
     def load(self) -> JsError | None:
         """Run the VM scripts, register the modules, seal, and run the component's index.js."""
         s = self._slice()
-        boot(s, WX_JS, COMPONENT_VM_JS)
+        boot(s, WX_JS, CARD_QUERY_JS, COMPONENT_VM_JS)
         self._fns = {name: s.pick(name) for name in _DRIVERS}
         s.call(self._fns["setUnavailable"], stubs_json("card", self._dynamic))
         s.call(self._fns["bootComponent"], self._dynamic, self._max_index)
@@ -119,7 +126,12 @@ class ComponentVm:
         raw = json.loads(text)
         changes = {str(k): v for k, v in raw["changes"]}
         errors = [self._fault_or(JsError.from_js(e)) for e in raw["errors"]]
-        return Slice(changes, errors, int(raw["callbacks"]), _utf8_size(text) if changes else 0)
+        previews = parse_state(raw.get("previews"))
+        return Slice(changes, errors, int(raw["callbacks"]), _utf8_size(text) if changes else 0, previews)
+
+    def answer_queries(self, answers: list[list[Any]]) -> JsError | None:
+        """Hand the waiting SelectorQueries their answers; their callbacks run now."""
+        return self._result(self._slice().call(self._fns["answerQueries"], json.dumps(answers, ensure_ascii=False)))
 
     def run_callbacks(self) -> None:
         self._slice().call(self._fns["runCallbacks"])
@@ -138,14 +150,9 @@ class ComponentVm:
     def stop_timers(self) -> None:
         self._slice().call(self._fns["stopTimers"])
 
-    def settle_timers(self) -> None:
-        """Run the callbacks of timers that have fired since the last slice."""
-        self._slice()
-        self.session.pump_idle(blocking)
-
-    @property
-    def pending_timers(self) -> int:
-        return self.session.pending_host_calls
+    def fire_timer(self, timer_id: int) -> JsError | None:
+        """Run one timer's callback in a slice of its own (a fresh deadline, as an event gets)."""
+        return self._result(self._slice().call(self._fns["fireTimer"], timer_id))
 
     def console(self) -> list[ConsoleEntry]:
         entries = self.session.finish_console()

@@ -5,13 +5,19 @@ A flow is JSON::
     {"steps": [
       {"call": "searchDrinks", "arguments": {"keyword": "latte"}},
       {"tap": {"handler": "onSelect", "dataset": {"id": "d02"}}},
-      {"follow": true, "approve": true},
-      {"expire": "card-1"}
+      {"follow": true, "approve": true, "payment": "fail"},
+      {"expire": "card-1"},
+      {"wait": 3000},
+      {"visibility": "hidden"}
     ]}
 
 A tap picks its node by handler and dataset (a subset match) on a card (``card``: a card id or an
 API name; the newest card by default). ``follow`` runs the api/call blocks of the latest follow-up
-message through the whole call chain. Each step becomes a :class:`StepRecord`.
+message through the whole call chain. ``payment`` (on a call or follow step) is how the test
+payment provider answers that step's ``wx.requestPayment`` calls: ``success`` (the default),
+``fail`` or ``cancel``. ``wait`` moves the replay's virtual clock on (ms) and fires the dynamic
+cards' timers that fall due, in order; ``visibility`` hides or shows every card (or one, ``card``),
+pausing a hidden card's timers. Each step becomes a :class:`StepRecord`.
 """
 
 from __future__ import annotations
@@ -35,8 +41,11 @@ from skillc.runtime.cards.card_models import (
     EventOutcome,
     FallbackRequest,
     SendFollowUpMessage,
+    TimerFiring,
 )
+from skillc.runtime.cards.card_timers import VirtualClock
 from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome
+from skillc.runtime.host.payment import PaymentOutcome, ScriptedPaymentProvider
 
 
 class _Step(BaseModel):
@@ -49,6 +58,7 @@ class CallStep(_Step):
     call: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     approve: bool = False
+    payment: PaymentOutcome | None = Field(default=None, description="the outcome of this step's wx.requestPayment")
 
 
 class NodeSelector(BaseModel):
@@ -69,13 +79,23 @@ class TapStep(_Step):
 class FollowStep(_Step):
     follow: Literal[True]
     approve: bool = False
+    payment: PaymentOutcome | None = Field(default=None, description="the outcome of this step's wx.requestPayment")
 
 
 class ExpireStep(_Step):
     expire: str = Field(description="a card id or an API name")
 
 
-FlowStep = CallStep | TapStep | FollowStep | ExpireStep
+class WaitStep(_Step):
+    wait: float = Field(gt=0, le=86_400_000, description="ms the virtual clock moves on; due timers fire")
+
+
+class VisibilityStep(_Step):
+    visibility: Literal["hidden", "visible"]
+    card: str | None = Field(default=None, description="a card id or an API name; every card by default")
+
+
+FlowStep = CallStep | TapStep | FollowStep | ExpireStep | WaitStep | VisibilityStep
 
 
 class FlowScript(BaseModel):
@@ -91,7 +111,7 @@ class StepRecord(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     index: int
-    kind: Literal["call", "tap", "follow", "expire"]
+    kind: Literal["call", "tap", "follow", "expire", "wait", "visibility"]
     title: str
     api: list[ApiCallOutcome] = Field(default_factory=list)
     cards: list[CardView] = Field(default_factory=list)
@@ -102,6 +122,8 @@ class StepRecord(BaseModel):
     actions: list[ComponentAction] = Field(default_factory=list)
     handoffs: list[Handoff] = Field(default_factory=list, description="pages the APIs asked WeChat to open")
     diagnostics: list[Diagnostic] = Field(default_factory=list)
+    timers: list[TimerFiring] = Field(default_factory=list, description="the timer callbacks a wait ran")
+    visibility: list[str] = Field(default_factory=list, description="the dynamic cards a visibility step reached")
     failed: bool = False
 
     def wire(self) -> dict[str, Any]:
@@ -120,6 +142,8 @@ class StepRecord(BaseModel):
             "diagnostics": [d.model_dump(mode="json", exclude_none=True) for d in self.diagnostics],
             # only when there is one: a flow without handoffs keeps the form it always had
             **({"handoffs": [h.wire() for h in self.handoffs]} if self.handoffs else {}),
+            **({"timers": [t.wire() for t in self.timers]} if self.kind == "wait" else {}),
+            **({"visibility": self.visibility} if self.kind == "visibility" else {}),
         }
 
 
@@ -140,6 +164,26 @@ class FlowRunner:
         return [await self.step(i + 1, s) for i, s in enumerate(script.steps)]
 
     async def step(self, index: int, step: FlowStep) -> StepRecord:
+        payment = step.payment if isinstance(step, (CallStep, FollowStep)) else None
+        if payment is None:
+            return await self._step(index, step)
+        provider = self.host.runtime.payments
+        if not isinstance(provider, ScriptedPaymentProvider):
+            record = await self._step(index, step)
+            message = f'payment: "{payment}" was not applied: {provider.name} cannot be scripted'
+            record.diagnostics.append(Diagnostic.make("RUN104", message))
+            return record
+        before = provider.script(payment)
+        try:
+            record = await self._step(index, step)
+        finally:
+            paid = provider.script(None) - before
+        if paid == 0:
+            message = f'payment: "{payment}" was not applied: no wx.requestPayment ran during this step'
+            record.diagnostics.append(Diagnostic.make("RUN104", message))
+        return record
+
+    async def _step(self, index: int, step: FlowStep) -> StepRecord:
         if isinstance(step, CallStep):
             title = f"call {step.call}"
             record = StepRecord(index=index, kind="call", title=title)
@@ -156,6 +200,10 @@ class FlowRunner:
                 for called in await self.host.follow(action, self.context, approve=step.approve):
                     record.title = f"follow api/call {called.api.api_name}"
                     self._take_call(record, called)
+        elif isinstance(step, WaitStep):
+            record = await self._wait(index, step)
+        elif isinstance(step, VisibilityStep):
+            record = await self._visibility(index, step)
         else:
             record = StepRecord(index=index, kind="expire", title=f"expire {step.expire}")
             card_id = self._card(step.expire)
@@ -165,6 +213,32 @@ class FlowRunner:
                 for outcome in await self.host.expire([card_id]):
                     self._take_event(record, outcome)
         record.failed = record.failed or any(d.severity is Severity.ERROR for d in record.diagnostics)
+        return record
+
+    async def _wait(self, index: int, step: WaitStep) -> StepRecord:
+        start = self.host.clock.now_ms()
+        title = f"wait {step.wait:g} ms ({start:g} -> {start + step.wait:g} ms)"
+        record = StepRecord(index=index, kind="wait", title=title)
+        if not isinstance(self.host.clock, VirtualClock):
+            self._fail(record, "a wait step needs a card host on a virtual clock (skillc run builds one)")
+            return record
+        for firing in await self.host.advance(step.wait):
+            record.timers.append(firing)
+            self._take_event(record, firing.outcome, patches=False)
+        return record
+
+    async def _visibility(self, index: int, step: VisibilityStep) -> StepRecord:
+        which = "every card" if step.card is None else step.card
+        record = StepRecord(index=index, kind="visibility", title=f"visibility {step.visibility} ({which})")
+        ids: list[str] | None = None
+        if step.card is not None:
+            card_id = self._card(step.card)
+            if card_id is None:
+                self._fail(record, f"no card matches {step.card!r}")
+                return record
+            ids = [card_id]
+        record.visibility, diags = await self.host.set_visibility(step.visibility == "hidden", ids)
+        record.diagnostics += diags
         return record
 
     async def _tap(self, index: int, step: TapStep) -> StepRecord:
@@ -200,9 +274,10 @@ class FlowRunner:
                 record.fallback_cards.append(self.fallback(outcome.fallback))
         self._remember(outcome.actions)
 
-    def _take_event(self, record: StepRecord, outcome: EventOutcome) -> None:
+    def _take_event(self, record: StepRecord, outcome: EventOutcome, *, patches: bool = True) -> None:
         record.handled += outcome.handled
-        record.patches += outcome.patches
+        if patches:  # a wait's patches stay with the timer that made them (record.timers)
+            record.patches += outcome.patches
         record.actions += outcome.actions
         record.diagnostics += outcome.diagnostics
         self._remember(outcome.actions)
@@ -252,7 +327,12 @@ _STEP_KINDS: tuple[tuple[str, type[_Step]], ...] = (
     ("tap", TapStep),
     ("follow", FollowStep),
     ("expire", ExpireStep),
+    ("wait", WaitStep),
+    ("visibility", VisibilityStep),
 )
+
+
+_KIND_NAMES = ", ".join(k for k, _ in _STEP_KINDS)
 
 
 def _first_error(model: type[BaseModel], value: Any) -> tuple[tuple[str | int, ...], str] | None:
@@ -276,7 +356,8 @@ def load_flow(text: str, file: str) -> tuple[FlowScript | None, list[Diagnostic]
     """Parse a flow script; every problem is a ``RUN043`` diagnostic at its line and column.
 
     Each step is checked against the one step kind its key names (``call``, ``tap``, ``follow``,
-    ``expire``), so a typo names the key instead of listing what every kind would have wanted.
+    ``expire``, ``wait``, ``visibility``), so a typo names the key instead of listing what every
+    kind would have wanted.
     """
     from skillc.diagnostics import DiagnosticSink
     from skillc.frontend.jsonsrc import JArray, JObject, nearest_span, parse_json, pointer
@@ -307,9 +388,7 @@ def load_flow(text: str, file: str) -> tuple[FlowScript | None, list[Diagnostic]
             kinds = [k for k, _ in _STEP_KINDS if isinstance(step, JObject) and step.get(k) is not None]
             if len(kinds) != 1:
                 have = "several of" if kinds else "none of"
-                diags.append(
-                    problem(("steps", i), f"a step needs exactly one of call, tap, follow, expire ({have} them)")
-                )
+                diags.append(problem(("steps", i), f"a step needs exactly one of {_KIND_NAMES} ({have} them)"))
                 continue
             model = dict(_STEP_KINDS)[kinds[0]]
             found = _first_error(model, step.to_python())

@@ -7,6 +7,7 @@ from typing import Any
 
 from skillc.diagnostics import render_text
 from skillc.ir.diff import Patch, patches_to_plain
+from skillc.ir.previews import canvas_drawing, drawing_summary, preview_summary
 from skillc.ir.render import TEXT, RenderNode
 from skillc.runtime.api.result import Handoff
 from skillc.runtime.cards.card_models import ComponentAction, SendFollowUpMessage
@@ -27,6 +28,9 @@ def outline(root: RenderNode, *, limit: int = MAX_OUTLINE_LINES) -> list[str]:
         line = "  " * depth + f"{node.type} {node.id}"
         if text:
             line += f" {json.dumps(text, ensure_ascii=False)}"
+        preview = preview_summary(node.type, node.props)
+        if preview is not None:
+            line += f" [{preview}]"
         for name, binding in (node.events or {}).items():
             line += f" @{name}={binding.handler}"
         lines.append(line)
@@ -48,6 +52,11 @@ def patch_line(patch: Patch) -> str:
     if op == "replaceRoot":
         return "replaceRoot"
     target = plain.pop("id", "")
+    if op == "setProp" and plain.get("name") == "drawing":
+        # A canvas picture is kilobytes of base64: the report says what it is instead.
+        value = plain["value"]
+        drawing = canvas_drawing({"drawing": value}) if isinstance(value, dict) else None
+        return f"setProp {target} drawing: {drawing_summary(drawing)}"
     rest = json.dumps(plain, ensure_ascii=False, sort_keys=True)
     return f"{op} {target} {rest}"
 
@@ -75,6 +84,8 @@ def render_flow(records: list[StepRecord], sources: dict[str, str] | None = None
             approval = "" if api.approved is None else (" approved" if api.approved else " not approved")
             out.append(f"  {api.api_name}: {'error' if res.is_error else 'ok'} (risk {api.risk.value}{approval})")
             out.extend("    " + t for t in res.text.splitlines())
+            for used in api.stand_in_audit or []:
+                out.append(f"    {used.wx_api}: {used.outcome.value} (risk {used.risk.value})")
         for card in r.cards:
             doc = card.document
             nodes = sum(1 for _ in doc.root.walk())
@@ -82,6 +93,7 @@ def render_flow(records: list[StepRecord], sources: dict[str, str] | None = None
             out.append(
                 f"  card {card.card_id} {card.component_path}: {nodes} nodes, "
                 f"~{card.content_height:.0f}px (max {dims.max_height}px)"
+                + (_live_timers(card.pending_timers) if card.cursor is not None else "")
             )
             out.extend("    " + line for line in outline(doc.root))
         for handoff in r.handoffs:
@@ -95,12 +107,33 @@ def render_flow(records: list[StepRecord], sources: dict[str, str] | None = None
         if r.kind in ("tap", "expire"):
             out.append(f"  patches ({len(r.patches)}):")
             out.extend("    " + patch_line(p) for p in r.patches)
+        if r.kind == "wait":
+            out.extend(timer_lines(r))
+        if r.kind == "visibility" and not r.failed:
+            verb = "paused" if r.title.startswith("visibility hidden") else "resumed"
+            out.append(f"  timers {verb}: {', '.join(r.visibility)}" if r.visibility else "  no dynamic card")
         for action in r.actions:
             out.append(f"  action {action_line(action)}")
         if r.diagnostics:
             text = render_text(r.diagnostics, sources or {})
             out.extend("  " + line for line in text.rstrip("\n").splitlines())
     return "\n".join(out) + "\n"
+
+
+def _live_timers(n: int) -> str:
+    return f", {n} live timer" + ("" if n == 1 else "s")
+
+
+def timer_lines(record: StepRecord) -> list[str]:
+    """Each timer callback of a wait: which timer of which card, when, and its patches."""
+    if not record.timers:
+        return ["  no timer fell due"]
+    lines = []
+    for f in record.timers:
+        patches = f.outcome.patches
+        lines.append(f"  timer {f.timer_id} on {f.card_id} at {f.at_ms:g} ms: patches ({len(patches)}):")
+        lines.extend("    " + patch_line(p) for p in patches)
+    return lines
 
 
 def handoff_lines(handoff: Handoff) -> list[str]:

@@ -9,7 +9,6 @@ the call's entry in :data:`~skillc.runtime.host.calls.HOST_CALLS` before a handl
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
 import json
 from collections.abc import Callable
@@ -21,27 +20,44 @@ from skillc.diagnostics import Diagnostic
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext, CardAction
 from skillc.runtime.host.calls import HOST_CALLS, ExpireArgs, HostCall, KeyArgs, Mode, SetArgs, SleepArgs
+from skillc.runtime.host.identity import CallIdentity, IdentityError
+from skillc.runtime.host.payment import PaymentProvider
+from skillc.runtime.host.standins import StandInAudit, StandInHandlers
 from skillc.runtime.host.storage import Storage, StorageError, StorageScope
-from skillc.runtime.host.wxrequest import RequestArgs, RequestRefused, perform
+from skillc.runtime.host.wxrequest import RequestArgs, RequestRefused, host_allowed, perform
 from skillc.runtime.sandbox.engine import HostReply
 
 
-class ApiHost:
-    """The host functions of one API call: the ``wx`` entries of the host-call table."""
+class ApiHost(StandInHandlers):
+    """The host functions of one API call: the ``wx`` and ``api`` entries of the host-call table.
+    ``payments`` and ``audit_stand_in`` serve the stand-ins (host/standins.py); a host without them
+    answers a payment with a failure."""
 
-    def __init__(self, context: ApiCallContext, config: RuntimeConfig, storage: Storage) -> None:
+    def __init__(
+        self,
+        context: ApiCallContext,
+        config: RuntimeConfig,
+        storage: Storage,
+        *,
+        payments: PaymentProvider | None = None,
+        audit_stand_in: StandInAudit | None = None,
+    ) -> None:
         self.context = context
         self.config = config
+        self.payments = payments
+        self.audit_stand_in = audit_stand_in
+        self.stand_in_audit = []
         self.scope: StorageScope = storage.scope(context.user_did, context.merchant_did, context.scope)
         self.card_actions: list[CardAction] = []
         self.diagnostics: list[Diagnostic] = []
+        self._identity: CallIdentity | None = None  # built by the first identity call only
         # Calls only, not their bound handlers: those would tie the host into a cycle with itself and
         # cost a lookup per handler on every API call; a handler is looked up when it is called.
         self._calls: dict[str, HostCall] = {c.name: c for c in HOST_CALLS.values() if self.serves(c)}
 
     def serves(self, call: HostCall) -> bool:
-        """Whether this host answers ``call`` (the card host adds its own surface)."""
-        return call.surface == "wx"
+        """Whether this host answers ``call`` (the card host serves ``card`` calls instead of ``api`` ones)."""
+        return call.surface in ("wx", "api")
 
     def refusal(self, call: HostCall) -> str | None:
         """Why this host refuses a call it serves, or None; the card host's scope.dynamic gate."""
@@ -138,13 +154,29 @@ class ApiHost:
         self.card_actions.append(CardAction(kind="expireAllCards", component_paths=a.paths, match=a.match))
         return HostReply.done()
 
+    @property
+    def identity(self) -> CallIdentity:
+        if self._identity is None:
+            self._identity = CallIdentity(self.context, self.config, self.diagnostics)
+        return self._identity
+
+    def _identity_failed(self, err: IdentityError) -> HostReply:
+        if err.diagnostic is not None:
+            self.diagnostics.append(err.diagnostic)
+        return HostReply.fail(err.reason)
+
     def _login(self, _a: BaseModel) -> HostReply:
-        # A login code is opaque to the skill; derive it from the DIDs so a backend can map it back.
-        c = self.context
-        seed = f"{c.user_did}|{c.merchant_did}|{c.skill_id}|{c.session_id}"
-        return HostReply(ok=True, value={"code": "did-" + hashlib.sha256(seed.encode()).hexdigest()[:32]})
+        # The code is the capability token itself (host/identity.py says why).
+        try:
+            return HostReply(ok=True, value={"code": self.identity.login()})
+        except IdentityError as err:
+            return self._identity_failed(err)
 
     def _check_session(self, _a: BaseModel) -> HostReply:
+        try:
+            self.identity.check()
+        except IdentityError as err:
+            return self._identity_failed(err)
         return HostReply.done()
 
     # -- network, timers ---------------------------------------------------------------------
@@ -154,12 +186,16 @@ class ApiHost:
         return HostReply.done()
 
     async def _request(self, a: RequestArgs) -> HostReply:
+        allowed = self.config.allowed_hosts
+        # Only a listed host learns who calls (the token lookup may wait on SQLite: off the loop).
+        identity = await asyncio.to_thread(self.identity.request_headers) if host_allowed(a.url, allowed) else {}
         try:
             result = await perform(
                 a,
-                self.config.allowed_hosts,
+                allowed,
                 timeout_s=self.config.request_timeout_s,
                 max_bytes=self.config.request_max_bytes,
+                identity=identity,
             )
         except RequestRefused as err:
             reason = str(err)

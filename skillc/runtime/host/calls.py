@@ -16,6 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from skillc.runtime.host.card_media import PhoneCallArgs, PreviewMediaArgs
+from skillc.runtime.host.payment import PaymentArgs
+from skillc.runtime.host.standins import FuzzyLocationArgs, LocationArgs
 from skillc.runtime.host.wxrequest import RequestArgs
 from skillc.runtime.sandbox.engine import JsFile
 
@@ -69,6 +72,20 @@ class SleepArgs(BaseModel):
         return min(max(self.ms, 0), MAX_TIMER_MS) / 1000
 
 
+class TimerSetArgs(BaseModel):
+    """A dynamic card's setTimeout / setInterval: the card host keeps the schedule
+    (runtime/cards/card_timers.py); ``at`` is where the skill called it, for a diagnostic."""
+
+    id: int
+    ms: float = 0
+    repeat: bool = False
+    at: dict[str, Any] | None = None
+
+
+class TimerClearArgs(BaseModel):
+    id: int
+
+
 class ContentArgs(BaseModel):
     """sendFollowUpMessage / updateModelContext: ``content`` is checked by the handler, whose
     messages name the block that is wrong."""
@@ -101,7 +118,8 @@ class TriggerArgs(BaseModel):
 
 @dataclass(frozen=True)
 class HostCall:
-    """One host call. ``surface``: ``wx`` calls exist in every VM, ``card`` calls only in a card's.
+    """One host call. ``surface``: ``wx`` calls exist in every VM, ``card`` calls only in a card's,
+    ``api`` calls only in the API VM (the stand-ins of host/standins.py, which need the call's consent).
     ``blocking``: a card's event waits for it before it returns (a sleeping timer does not).
     ``dynamic``: a card may use it only with ``permissions["scope.dynamic"]``. ``offload``: the
     async form runs on a worker thread (SQLite may wait on a lock held by another process)."""
@@ -110,7 +128,7 @@ class HostCall:
     args: type[BaseModel]
     handler: str
     modes: frozenset[Mode] = SYNC
-    surface: Literal["wx", "card"] = "wx"
+    surface: Literal["wx", "card", "api"] = "wx"
     blocking: bool = True
     dynamic: bool = False
     offload: bool = False
@@ -126,10 +144,15 @@ _CALLS = (
     HostCall("cards.expireAll", ExpireArgs, "expire_all"),
     HostCall("device.info", NoArgs, "device_info"),
     HostCall("app.info", NoArgs, "app_info"),
-    HostCall("login", NoArgs, "login", ASYNC, dynamic=True),
-    HostCall("checkSession", NoArgs, "check_session", ASYNC, dynamic=True),
+    HostCall("login", NoArgs, "login", ASYNC, dynamic=True, offload=True),
+    HostCall("checkSession", NoArgs, "check_session", ASYNC, dynamic=True, offload=True),
     HostCall("request", RequestArgs, "request", ASYNC, dynamic=True),
     HostCall("timer.sleep", SleepArgs, "sleep", ASYNC, blocking=False, dynamic=True),
+    HostCall("payment.request", PaymentArgs, "request_payment", ASYNC, surface="api"),
+    HostCall("profile.phoneNumber", NoArgs, "phone_number", ASYNC, surface="api"),
+    HostCall("profile.address", NoArgs, "choose_address", ASYNC, surface="api"),
+    HostCall("profile.location", LocationArgs, "location", ASYNC, surface="api"),
+    HostCall("profile.fuzzyLocation", FuzzyLocationArgs, "fuzzy_location", ASYNC, surface="api"),
     HostCall("card.followUp", ContentArgs, "follow_up", surface="card"),
     HostCall("card.reapply", ReapplyArgs, "reapply", surface="card"),
     HostCall("card.updateModelContext", ContentArgs, "update_model_context", surface="card"),
@@ -137,8 +160,12 @@ _CALLS = (
     HostCall("card.expirePrevious", ExpireArgs, "expire_previous", surface="card"),
     HostCall("card.setRelatedPage", PageArgs, "set_related_page", surface="card"),
     HostCall("card.openDetailPage", PageArgs, "open_detail_page", surface="card"),
+    HostCall("card.previewMedia", PreviewMediaArgs, "preview_media", surface="card"),
+    HostCall("card.makePhoneCall", PhoneCallArgs, "make_phone_call", surface="card"),
     HostCall("card.trigger", TriggerArgs, "trigger", surface="card"),
     HostCall("card.warn", WarnArgs, "warn", surface="card"),
+    HostCall("timer.set", TimerSetArgs, "timer_set", surface="card", dynamic=True),
+    HostCall("timer.clear", TimerClearArgs, "timer_clear", surface="card", dynamic=True),
     HostCall("card.noop", NoArgs, "noop", surface="card"),
 )
 HOST_CALLS: dict[str, HostCall] = {c.name: c for c in _CALLS}

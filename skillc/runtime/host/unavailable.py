@@ -5,7 +5,9 @@
 An entry says where WeChat offers the API in AI mode (the API context, cards, neither; see the
 AI-mode notes, section 4). Called where WeChat offers it, the API is missing from skillc only:
 "not available outside WeChat". Called elsewhere, WeChat would refuse it too, and the message
-says where it does belong. ``wx.cloud.init`` is the one no-op: skills call it first thing in
+says where it does belong. Five have stand-ins in API code (host/standins.py: requestPayment,
+getPhoneNumber, chooseAddress, getLocation, getFuzzyLocation): their entries say so, and only a
+card still gets a stub for them. ``wx.cloud.init`` is the one no-op: skills call it first thing in
 index.js, and failing it would stop every API of a skill over a call that does nothing but
 configure the calls that fail anyway (docs/runtime.md).
 """
@@ -41,19 +43,26 @@ class Unavailable:
     """One wx API skillc lacks. ``name`` is the path under ``wx`` (``cloud.callFunction``);
     ``sync``: it throws (Sync forms, factories) instead of failing through the fail callback or a
     rejected promise; ``wechat``: the contexts WeChat offers it in; ``why``: what skillc lacks;
-    ``noop``: where WeChat offers it, skillc answers with nothing instead of failing."""
+    ``noop``: where WeChat offers it, skillc answers with nothing instead of failing;
+    ``stand_in``: the contexts where skillc answers it with a stand-in (no stub there)."""
 
     name: str
     sync: bool
     wechat: frozenset[Where]
     why: str
     noop: bool = False
+    stand_in: frozenset[Where] = frozenset()
 
     def message(self, where: Where) -> str | None:
-        """Why a call from ``where`` fails, or None when it does not (a no-op)."""
+        """Why a call from ``where`` fails, or None when it does not (a no-op or a stand-in)."""
         api = f"wx.{self.name}"
+        if where in self.stand_in:
+            return None
         if where in self.wechat:
             return None if self.noop else f"{api} is not available outside WeChat ({self.why})"
+        if not self.wechat and self.stand_in:
+            offered = f"skillc offers it to {_PLURAL[other(where)]} only, behind the user's consent"
+            return f"{api} is not available in {_PLURAL[where]} ({offered})"
         if not self.wechat:
             return f"{api} is not available in AI-mode skills (WeChat offers it neither to APIs nor to cards)"
         return f"{api} is not available in {_PLURAL[where]} (WeChat offers it to {_PLURAL[other(where)]} only)"
@@ -66,8 +75,16 @@ def other(where: Where) -> Where:
     return "card" if where == "api" else "api"
 
 
-def _u(name: str, wechat: frozenset[Where], why: str, *, sync: bool = False, noop: bool = False) -> Unavailable:
-    return Unavailable(name, sync or name.endswith("Sync"), wechat, why, noop)
+def _u(
+    name: str,
+    wechat: frozenset[Where],
+    why: str,
+    *,
+    sync: bool = False,
+    noop: bool = False,
+    stand_in: frozenset[Where] = _NOWHERE,
+) -> Unavailable:
+    return Unavailable(name, sync or name.endswith("Sync"), wechat, why, noop, stand_in)
 
 
 UNAVAILABLE: tuple[Unavailable, ...] = (
@@ -84,9 +101,14 @@ UNAVAILABLE: tuple[Unavailable, ...] = (
     _u("uploadFile", _API, _FILES),
     _u("downloadFile", _BOTH, _FILES),
     _u("getNetworkType", _API, _DEVICE),
-    _u("getLocation", _API, _DEVICE),
-    _u("getFuzzyLocation", _API, _DEVICE),
-    _u("getPhoneNumber", _API, _USER),
+    # Stand-ins in API code (host/standins.py): a card still gets the stub.
+    _u("getLocation", _API, _DEVICE, stand_in=_API),
+    _u("getFuzzyLocation", _API, _DEVICE, stand_in=_API),
+    _u("getPhoneNumber", _API, _USER, stand_in=_API),
+    # Not among AI mode's APIs (the AI-mode notes, section 4); skillc offers them to API code,
+    # where consent and the audit log are, as stand-ins for WeChat Pay and the address book.
+    _u("requestPayment", _NOWHERE, _USER, stand_in=_API),
+    _u("chooseAddress", _NOWHERE, _USER, stand_in=_API),
     _u("getRealtimePhoneNumber", _API, _USER),
     _u("requestSubscribeMessage", _API, _USER),
     _u("requestAgentPrivacyAuthorization", _API, _USER),
@@ -110,11 +132,12 @@ UNAVAILABLE: tuple[Unavailable, ...] = (
     # Cards only.
     _u("showToast", _CARD, _UI),
     _u("hideToast", _CARD, _UI),
-    _u("previewMedia", _CARD, _UI),
+    # Card actions the host receives (card_models.PreviewMedia), not stubs.
+    _u("previewMedia", _CARD, _UI, stand_in=_CARD),
     _u("getWindowInfo", _CARD, _DEVICE, sync=True),
     _u("openDocument", _CARD, _FILES),
     _u("openLocation", _CARD, _UI),
-    _u("makePhoneCall", _CARD, _DEVICE),
+    _u("makePhoneCall", _CARD, _DEVICE, stand_in=_CARD),  # card_models.MakePhoneCall
     _u("openSetting", _CARD, _UI),
     _u("shareAppMessage", _CARD, _UI),
     _u("vibrateShort", _CARD, _DEVICE),
@@ -159,7 +182,11 @@ class Stub(BaseModel):
 
 
 def stubs(where: Where, *, dynamic: bool = True) -> list[Stub]:
-    out = [Stub(path=u.name.split("."), sync=u.sync, message=u.message(where)) for u in UNAVAILABLE]
+    out = [
+        Stub(path=u.name.split("."), sync=u.sync, message=u.message(where))
+        for u in UNAVAILABLE
+        if where not in u.stand_in
+    ]
     if where == "card" and not dynamic:
         gate = 'WeChat gives a card it only with components[].permissions["scope.dynamic"] in mcp.json'
         out += [

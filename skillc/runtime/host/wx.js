@@ -124,6 +124,22 @@
       wx.login = asyncApi('login', 'login', function () { return {}; });
       wx.checkSession = asyncApi('checkSession', 'checkSession', function () { return {}; });
     }
+    if (features.standIns) {
+      // The stand-ins for WeChat-only APIs (host/standins.py): API code only, behind the call's consent.
+      wx.requestPayment = asyncApi('requestPayment', 'payment.request', function (o) {
+        return { timeStamp: o.timeStamp, nonceStr: o.nonceStr, package: o.package, signType: o.signType,
+          paySign: o.paySign };
+      });
+      wx.getPhoneNumber = asyncApi('getPhoneNumber', 'profile.phoneNumber', function () { return {}; });
+      wx.chooseAddress = asyncApi('chooseAddress', 'profile.address', function () { return {}; });
+      wx.getLocation = asyncApi('getLocation', 'profile.location', function (o) {
+        return { type: o.type, altitude: o.altitude, isHighAccuracy: o.isHighAccuracy,
+          highAccuracyExpireTime: o.highAccuracyExpireTime };
+      });
+      wx.getFuzzyLocation = asyncApi('getFuzzyLocation', 'profile.fuzzyLocation', function (o) {
+        return { type: o.type };
+      });
+    }
     installStubs(wx);
     wx.canIUse = function (name) {
       let node = wx;

@@ -6,14 +6,15 @@ Allow-list entries (from configuration):
 - ``https://api.example.com:8443`` or ``http://127.0.0.1:8765``: exactly that scheme, host and port.
 
 Redirects are not followed (a 3xx reaches the skill as is), so a listed host cannot bounce the
-request elsewhere.
+request elsewhere, nor the caller's identity headers with it. Those headers (host/identity.py)
+are the host's alone: a skill's own ``X-Skillc-*`` headers are dropped before they are added.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 METHODS = {"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT", "PATCH"}
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_HOST_HEADERS = "x-skillc-"  # the prefix of the identity headers only the host may set
 
 
 class RequestArgs(BaseModel):
@@ -75,11 +77,14 @@ def host_allowed(url: str, allowed: Sequence[str]) -> bool:
     return False
 
 
-def _prepare(args: RequestArgs) -> tuple[str, str, dict[str, str], bytes | None]:
+def _prepare(
+    args: RequestArgs, identity: Mapping[str, str] | None = None
+) -> tuple[str, str, dict[str, str], bytes | None]:
     method = (args.method or "GET").upper()
     if method not in METHODS:
         raise RequestRefused(f"invalid method {args.method!r}")
-    headers = {str(k): str(v) for k, v in (args.header or {}).items()}
+    headers = {str(k): str(v) for k, v in (args.header or {}).items() if not str(k).lower().startswith(_HOST_HEADERS)}
+    headers.update(identity or {})
     url = args.url
     body: bytes | None = None
     if args.data is not None:
@@ -104,13 +109,21 @@ def _scalar(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
 
 
-async def perform(args: RequestArgs, allowed: Sequence[str], *, timeout_s: float, max_bytes: int) -> RequestResult:
-    """Send one wx.request; raises :class:`RequestRefused` with the wx fail reason."""
+async def perform(
+    args: RequestArgs,
+    allowed: Sequence[str],
+    *,
+    timeout_s: float,
+    max_bytes: int,
+    identity: Mapping[str, str] | None = None,
+) -> RequestResult:
+    """Send one wx.request; raises :class:`RequestRefused` with the wx fail reason. ``identity``:
+    the caller's identity headers, sent only because the host is on the allow list."""
     if not host_allowed(args.url, allowed):
         raise RequestRefused(f"url not in domain list: {args.url}")
     if args.responseType not in (None, "text"):
         raise RequestRefused(f"responseType {args.responseType!r} is not supported")
-    method, url, headers, body = _prepare(args)
+    method, url, headers, body = _prepare(args, identity)
     limit = min(args.timeout / 1000 if args.timeout and args.timeout > 0 else timeout_s, timeout_s)
     try:
         return await asyncio.wait_for(_send(method, url, headers, body, args, max_bytes), timeout=limit)

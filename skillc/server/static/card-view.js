@@ -23,6 +23,7 @@
   var CSS_PROPERTY = new RegExp(CONFIG.dom.cssProperty)
   var UNSAFE_STYLE_VALUE = new RegExp(CONFIG.dom.unsafeStyleValue)
   var ATTR_NAME = new RegExp(CONFIG.dom.attrName, 'g')
+  var DRAWING_URL = new RegExp(CONFIG.dom.drawingUrl)
   var VIEW_TOOL = 'skillc_card_view'
   // The server caps a card event's actions (RuntimeConfig.card_max_actions); the view never runs
   // more than that many either, whatever a result says.
@@ -36,6 +37,7 @@
     queue: Promise.resolve(),
     nextId: 1,
     nextSlot: 1,
+    pollMs: 1000, // a dynamic card's updates are asked for this often (the server says: pollMs)
     pending: new Map(),
     hostContext: {},
     hostCapabilities: {},
@@ -73,7 +75,7 @@
   })
 
   function answer (msg) {
-    if (msg.method === 'ui/resource-teardown') { post({ id: msg.id, result: {} }); return }
+    if (msg.method === 'ui/resource-teardown') { tellVisibility(false); post({ id: msg.id, result: {} }); return }
     if (msg.method === 'ping') { post({ id: msg.id, result: {} }); return }
     post({ id: msg.id, error: { code: -32601, message: 'Method not found: ' + msg.method } })
   }
@@ -136,10 +138,11 @@
     return request('tools/call', { name: VIEW_TOOL, arguments: args }).then(function (result) {
       if (!result || result.isError) { hostLog('warning', 'restyle failed: ' + (result ? textOf(result) : 'no result')); return }
       var out = result.structuredContent || {}
-      applyPatches(slot, out.patches || [])
-      var vp = slot.card.document.viewport
-      if (want.colorScheme) vp.color_scheme = want.colorScheme
-      if (want.width) vp.width = want.width
+      return inOrder(slot, result, out.patches || []).then(function () {
+        var vp = slot.card.document.viewport
+        if (want.colorScheme) vp.color_scheme = want.colorScheme
+        if (want.width) vp.width = want.width
+      })
     })
   }
 
@@ -184,6 +187,7 @@
       var max = card.dimensions && card.dimensions.maxHeight
       if (typeof max === 'number' && max > 0) slot.el.style.maxHeight = max + 'px' // WeChat clips, never grows
       if (card.expired) showExpired(slot, card.expiredText)
+      follow(slot, card)
     } else if (meta['skillc/fallback']) {
       slot = newSlot('fallback')
       renderFallback(slot, meta['skillc/fallback'].card)
@@ -216,11 +220,20 @@
     var slot = { id: state.nextSlot++, el: el, card: null, nodes: new Map(), kind: kind }
     stack.appendChild(el)
     state.slots.push(slot)
-    while (state.slots.length > MAX_SLOTS) state.slots.shift().el.remove()
+    while (state.slots.length > MAX_SLOTS) {
+      var gone = state.slots.shift()
+      // A card that leaves the view is no longer shown: its timers pause.
+      if (dynamic(gone) && !gone.card.expired && canCallTools()) {
+        request('tools/call', { name: gone.card.visibilityTool, arguments: { cardId: gone.card.cardId, visible: false } }).catch(function () {})
+      }
+      unfollow(gone)
+      gone.el.remove()
+    }
     return slot
   }
 
   function resetSlot (slot, kind) {
+    unfollow(slot)
     slot.el.textContent = ''
     slot.el.setAttribute('data-kind', kind)
     slot.el.removeAttribute('role')
@@ -262,8 +275,54 @@
     setAttributes(el, node)
     if (el.tagName !== 'IMG') {
       (node.children || []).forEach(function (child) { el.appendChild(build(slot, child, node.id)) })
+      appendPreview(el, node)
     }
     return el
+  }
+
+  // map and canvas: the static preview after the node's children, as the HTML backend writes it
+  // (skillc/backends/html_previews.py): elements without data-uid, so child indexes still hold.
+  function coordinate (v) {
+    var t = Number(v).toFixed(6).replace(/0+$/, '').replace(/\.$/, '')
+    return t === '-0' || t === '' ? '0' : t
+  }
+
+  function previewPart (tag, kind, text) {
+    var part = document.createElement(tag)
+    part.setAttribute('data-preview', kind)
+    if (text !== null) part.textContent = text
+    return part
+  }
+
+  function appendPreview (el, node) {
+    var props = node.props || {}
+    if (node.type === 'map') {
+      var markers = Array.isArray(props.markers) ? props.markers : []
+      var lat = props.latitude
+      var lng = props.longitude
+      var centred = typeof lat === 'number' && typeof lng === 'number' && Math.abs(lat) <= 90 && Math.abs(lng) <= 180
+      var centre = centred ? coordinate(lat) + ', ' + coordinate(lng) : '(no centre)'
+      el.appendChild(previewPart('div', 'caption', 'Map ' + centre + ' · ' + markers.length + ' marker' + (markers.length === 1 ? '' : 's')))
+      if (!markers.length) return
+      var list = previewPart('ol', 'markers', null)
+      markers.forEach(function (m) {
+        var item = document.createElement('li')
+        var where = coordinate(m.latitude) + ', ' + coordinate(m.longitude)
+        item.textContent = m.title ? m.title + ' · ' + where : where
+        list.appendChild(item)
+      })
+      el.appendChild(list)
+    } else if (node.type === 'canvas') {
+      var drawing = props.drawing
+      if (drawing && typeof drawing.src === 'string' && DRAWING_URL.test(drawing.src)) {
+        var img = previewPart('img', 'drawing', null)
+        img.setAttribute('src', drawing.src)
+        img.setAttribute('alt', '')
+        el.appendChild(img)
+      } else {
+        el.appendChild(previewPart('div', 'caption', CONFIG.dom.canvasCaption))
+      }
+    }
   }
 
   function setAttributes (el, node) {
@@ -356,7 +415,15 @@
     reportSize()
   }
 
-  function refresh (entry) { if (entry.ir.type !== '#text') setAttributes(entry.dom, entry.ir) }
+  function refresh (entry) {
+    if (entry.ir.type === '#text') return
+    setAttributes(entry.dom, entry.ir)
+    if (entry.ir.type !== 'map' && entry.ir.type !== 'canvas') return
+    Array.prototype.slice.call(entry.dom.children).forEach(function (child) {
+      if (child.hasAttribute('data-preview')) child.remove()
+    })
+    appendPreview(entry.dom, entry.ir)
+  }
 
   function forget (slot, node) {
     slot.nodes.delete(node.id)
@@ -404,10 +471,93 @@
     return request('tools/call', { name: card.eventTool, arguments: args }).then(function (result) {
       if (!result || result.isError) { showError(result ? textOf(result) : 'The host gave no result.'); return }
       var out = result.structuredContent || {}
-      applyPatches(slot, out.patches || [])
-      return runActions(slot, out.actions || [])
+      return inOrder(slot, result, out.patches || []).then(function () { return runActions(slot, out.actions || []) })
     })
   }
+
+  // -- dynamic cards (scope.dynamic): timers change the card with no tap ------------------------
+  // The card's changes form one numbered stream on the server (taps, restyles and timers alike).
+  // The view holds a cursor into it: a tap's patches apply directly when they follow the cursor,
+  // otherwise (a timer changed the card meanwhile) the view reads the stream instead. While the
+  // card has live timers and the document is visible, the view asks for what changed every
+  // pollMs through the app-only tool skillc_card_updates; hidden, it stops asking and tells the
+  // server (skillc_card_visibility), which pauses the card's timers until it is shown again.
+
+  function dynamic (slot) { return !!(slot && slot.card && slot.card.updatesTool && slot.cursor !== undefined) }
+
+  function follow (slot, card) {
+    if (!card.updatesTool) return
+    slot.cursor = card.cursor
+    slot.timers = card.pendingTimers || 0
+    schedulePoll(slot)
+  }
+
+  function unfollow (slot) {
+    if (slot.poll) clearTimeout(slot.poll)
+    slot.poll = null
+    slot.cursor = undefined
+  }
+
+  function schedulePoll (slot) {
+    if (slot.poll) { clearTimeout(slot.poll); slot.poll = null }
+    if (!dynamic(slot) || slot.card.expired || document.hidden || !(slot.timers > 0) || !canCallTools()) return
+    slot.poll = setTimeout(function () {
+      slot.poll = null
+      enqueue(function () { return readUpdates(slot, slot.card.updatesTool, {}) })
+    }, state.pollMs)
+  }
+
+  function readUpdates (slot, tool, extra) {
+    if (!dynamic(slot)) return Promise.resolve()
+    var args = Object.assign({ cardId: slot.card.cardId, since: slot.cursor }, extra)
+    return request('tools/call', { name: tool, arguments: args }).then(function (result) {
+      if (!result || result.isError) { hostLog('warning', 'card updates failed: ' + (result ? textOf(result) : 'no result')); return }
+      return applyUpdates(slot, result.structuredContent || {})
+    }).then(function () { schedulePoll(slot) })
+  }
+
+  function applyUpdates (slot, out) {
+    if (!dynamic(slot)) return Promise.resolve()
+    var chain = Promise.resolve()
+    ;(out.updates || []).forEach(function (u) {
+      applyPatches(slot, u.patches || [])
+      // A tap's actions came with its answer; a timer's arrive only here.
+      if (u.kind === 'timer' && u.actions && u.actions.length) chain = chain.then(function () { return runActions(slot, u.actions) })
+    })
+    if (typeof out.cursor === 'string') slot.cursor = out.cursor
+    if (typeof out.timers === 'number') slot.timers = out.timers
+    if (typeof out.pollMs === 'number' && out.pollMs >= 250) state.pollMs = out.pollMs
+    if (out.expired && !slot.card.expired) {
+      slot.card.expired = true
+      showExpired(slot, slot.card.expiredText)
+    }
+    reportSize()
+    return chain
+  }
+
+  // A tap's or restyle's patches, in stream order (static cards: as they come).
+  function inOrder (slot, result, patches) {
+    var updates = (result._meta || {})['skillc/updates']
+    if (!dynamic(slot) || !updates) { applyPatches(slot, patches); return Promise.resolve() }
+    if (typeof updates.timers === 'number') slot.timers = updates.timers
+    if (updates.after === slot.cursor) {
+      applyPatches(slot, patches)
+      slot.cursor = updates.cursor
+      schedulePoll(slot)
+      return Promise.resolve()
+    }
+    return readUpdates(slot, slot.card.updatesTool, {})
+  }
+
+  function tellVisibility (visible) {
+    state.slots.forEach(function (slot) {
+      if (!dynamic(slot) || slot.card.expired || !canCallTools()) return
+      if (!visible && slot.poll) { clearTimeout(slot.poll); slot.poll = null }
+      enqueue(function () { return readUpdates(slot, slot.card.visibilityTool, { visible: visible }) })
+    })
+  }
+
+  document.addEventListener('visibilitychange', function () { tellVisibility(!document.hidden) })
 
   function toolFor (card, apiName) { return (card && card.tools && card.tools[apiName]) || apiName }
 
@@ -434,6 +584,20 @@
         if (state.hostCapabilities.openLinks) return request('ui/open-link', { url: action.url })
         hostLog('info', 'openDetailPage ' + action.url + ': the host cannot open links')
         return Promise.resolve()
+      case 'previewMedia': {
+        // The host shows media by opening it; the one shown first is sources[current].
+        var media = (action.sources || [])[action.current || 0]
+        var url = media && typeof media.url === 'string' ? media.url : ''
+        if (state.hostCapabilities.openLinks && /^https?:\/\//.test(url)) return request('ui/open-link', { url: url })
+        hostLog('info', 'previewMedia ' + url + ': the host cannot open links')
+        return Promise.resolve()
+      }
+      case 'makePhoneCall': {
+        var tel = 'tel:' + String(action.phoneNumber || '').replace(/[^0-9+*#,;]/g, '')
+        if (state.hostCapabilities.openLinks) return request('ui/open-link', { url: tel })
+        hostLog('info', 'makePhoneCall ' + action.phoneNumber + ': the host cannot open links')
+        return Promise.resolve()
+      }
       case 'expirePreviousCards':
       case 'expireAllCards':
         expireFrom([action])
