@@ -326,10 +326,15 @@ def _mounted(h: Harness) -> tuple[str, RenderNode]:
     return out.card.card_id, out.card.document.root
 
 
+def _first_child(node: RenderNode) -> str:
+    assert node.children
+    return node.children[0].id
+
+
 def test_bindtap_bubbles_to_the_ancestors_and_catchtap_stops_it(surface: Harness) -> None:
     card_id, root = _mounted(surface)
-    bubbled = surface.run(surface.host.event(card_id, node_by_handler(root, "onInner").children[0].id))
-    caught = surface.run(surface.host.event(card_id, node_by_handler(root, "onCaught").children[0].id))
+    bubbled = surface.run(surface.host.event(card_id, _first_child(node_by_handler(root, "onInner"))))
+    caught = surface.run(surface.host.event(card_id, _first_child(node_by_handler(root, "onCaught"))))
     assert (bubbled.handled, bubbled.diagnostics) == (["onInner", "onOuter"], [])
     assert (caught.handled, caught.diagnostics) == (["onCaught"], [])
     view = surface.run(surface.host.card(card_id))
@@ -369,7 +374,7 @@ def test_reapply_api_call_runs_the_cards_api_again_with_the_new_arguments(surfac
     assert [a.wire() for a in ev.actions] == [
         {"type": "api/call", "cardId": card_id, "name": "showSurface", "arguments": {"label": "again"}}
     ]
-    [again] = surface.run(surface.host.follow(ev.actions[0]))  # type: ignore[arg-type]
+    [again] = surface.run(surface.host.follow(ev.actions[0]))
     assert again.api.result.text == "surface again"
     assert again.card is not None and again.card.card_id != card_id and again.card.data["label"] == "again"
     bad = surface.run(surface.host.event(card_id, node_by_handler(root, "onBadReapply").id))

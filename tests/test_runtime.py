@@ -355,7 +355,7 @@ wx.modelContext.registerAPI('host', async () => {
         "errMsg": "getStorage:ok",
         "missing": "getStorage:fail data not found",
         "keys": ["a"],
-        "login": "did-",
+        "login": "eyJh",  # a JWT: base64url of {"alg":...
         "session": "s-1",
         "sdk": "3.16.1",
         "brand": "skillc",
@@ -495,3 +495,69 @@ def test_the_request_allow_list(url: str, allowed: bool) -> None:
 
     entries = ["api.example.com", "*.cdn.example.com", "http://127.0.0.1:8765"]
     assert host_allowed(url, entries) is allowed
+
+
+CHAINING_INDEX = """
+wx.modelContext.registerAPI('order', async () => ({
+  content: [{ type: 'text', text: 'ordered' }],
+  apiCalls: [{ name: 'ship', arguments: { id: 1 } }]
+}))
+wx.modelContext.registerAPI('ship', async (a) => {
+  wx.setStorageSync('shipped', a.id)
+  return { content: [{ type: 'text', text: 'shipped' }] }
+})
+wx.modelContext.registerAPI('peek', async () => ({
+  content: [{ type: 'text', text: 'shipped: ' + wx.getStorageSync('shipped') }]
+}))
+"""
+
+
+def test_api_calls_in_a_result_are_kept_and_the_chained_call_is_not_made(tmp_path: Path) -> None:
+    ship = {"name": "ship", "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}}}
+    skill = write_skill(tmp_path / "chain", CHAINING_INDEX, [{"name": "order"}, ship, {"name": "peek"}])
+    done = _cli(str(skill), "order", "--json", "--state-dir", str(tmp_path / "state"))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["result"] == {
+        "isError": False,
+        "content": [{"type": "text", "text": "ordered"}],
+        "apiCalls": [{"name": "ship", "arguments": {"id": 1}}],
+    }
+    assert data["diagnostics"] == []  # a result key, not a stray one (RUN080)
+    peek = _cli(str(skill), "peek", "--state-dir", str(tmp_path / "state"))
+    assert peek.stdout.splitlines()[1] == "  shipped: "  # ship never ran
+
+
+TIMERS_INDEX = """
+wx.modelContext.registerAPI('timers', async () => {
+  const seen = []
+  const never = setTimeout(() => seen.push('cleared timeout fired'), 5)
+  clearTimeout(never)
+  await new Promise((done) => {
+    let n = 0
+    const tick = setInterval(() => {
+      n += 1
+      seen.push('tick ' + n)
+      if (n === 3) { clearInterval(tick); setTimeout(done, 30) }
+    }, 10)
+  })
+  return { content: [{ type: 'text', text: seen.join(', ') }] }
+})
+wx.modelContext.registerAPI('forever', async () => {
+  await new Promise(() => { setInterval(() => {}, 10) })
+  return { content: [{ type: 'text', text: 'never' }] }
+})
+"""
+
+
+def test_api_code_timers_fire_clear_and_stop_at_the_deadline(tmp_path: Path) -> None:
+    rt = make_runtime(write_skill(tmp_path / "t", TIMERS_INDEX, [{"name": "timers"}, {"name": "forever"}]), tmp_path)
+    try:
+        ran = rt.call_blocking("timers", {}, timeout_s=5)
+        stuck = rt.call_blocking("forever", {}, timeout_s=0.3)
+    finally:
+        rt.close()
+    assert (ran.result.text, ran.diagnostics) == ("tick 1, tick 2, tick 3", [])
+    assert [(d.code, d.message) for d in stuck.diagnostics] == [
+        ("RUN012", "forever did not finish within 0.3 s and was stopped")
+    ]
