@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest peers bench docs clean fuzz
+.PHONY: demo test lint typecheck pytest pytest-postgresql peers bench docs clean fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/skillc build examples/coffee-skill -o build
 	@echo "outputs: build/coffee-skill/ (template.json, stylesheet.json and render/*.{json,card.json,html} per component)"
 
-test: $(STAMP) peers lint typecheck pytest
+test: $(STAMP) peers lint typecheck pytest pytest-postgresql
 
 # WeChat's own tools (wcc, miniprogram-simulate, j-component) and the MCP TypeScript SDK, for
 # differential tests. Without npm the tests that need them skip (and fail under CI=true).
@@ -39,6 +39,14 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The state-touching tests again with RuntimeConfig's state on PostgreSQL (a fresh schema per test of
+# $$SKILLC_TEST_POSTGRES_URL, else of a throwaway cluster from /usr/lib/postgresql/*/bin). Without
+# PostgreSQL they skip with the reason (and fail under CI=true). tests/test_state_store.py runs
+# both engines in `pytest` already.
+PG_TESTS ?= tests/test_identity.py tests/test_dynamic_cards.py tests/test_multi_instance.py
+pytest-postgresql: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider --state-store=postgresql $(PG_TESTS)
 
 # The parser fuzz tests with a large budget and a fresh seed (the report header names it; rerun
 # with SKILLC_HYPOTHESIS_SEED=<seed> to reproduce). About 10 CPU-minutes at the default budget.

@@ -11,6 +11,7 @@ similar payload; no skill, no QuickJS, no card.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import uvicorn
@@ -36,7 +37,16 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     opts = parser.parse_args()
     app = build_server().streamable_http_app(json_response=True, stateless_http=True)
-    uvicorn.run(app, host="127.0.0.1", port=opts.port, log_level="warning")
+    _Announcing(uvicorn.Config(app, host="127.0.0.1", port=opts.port, log_level="warning")).run()
+
+
+class _Announcing(uvicorn.Server):
+    """Says "MCP endpoint: URL" on stderr once it listens, as `skillc serve` does (the benches wait
+    for that line)."""
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        print(f"MCP endpoint: http://{self.config.host}:{self.config.port}/mcp", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

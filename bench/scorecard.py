@@ -347,12 +347,13 @@ def tree_cpu_s(pid: int) -> float:
 
 
 @contextmanager
-def server(cmd: list[str], url: str) -> Iterator[subprocess.Popen[bytes]]:
+def server(cmd: list[str], url: str) -> Iterator[subprocess.Popen[str]]:
     serve_load = load_bench("serve_load")
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # stderr is read by wait_ready (the "MCP endpoint" line) and drained for the server's life.
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         try:
-            serve_load.wait_ready(url, proc)
+            serve_load.wait_ready(proc)
         except SystemExit as why:  # wait_ready exits the process; here it is one row's failure
             raise RuntimeError(str(why)) from None
         yield proc
@@ -361,7 +362,7 @@ def server(cmd: list[str], url: str) -> Iterator[subprocess.Popen[bytes]]:
         proc.wait(timeout=30)
 
 
-def sequential(url: str, proc: subprocess.Popen[bytes], s: Settings, card: bool) -> Figure:
+def sequential(url: str, proc: subprocess.Popen[str], s: Settings, card: bool) -> Figure:
     """Wall ms per call (median latency) and the server's CPU ms per call (median over batches)."""
     import httpx
 
@@ -403,7 +404,7 @@ def answer_check(card: bool) -> Callable[[int, Any], str | None]:
     return check
 
 
-def concurrent(url: str, proc: subprocess.Popen[bytes], s: Settings, card: bool) -> tuple[Figure, Figure, float]:
+def concurrent(url: str, proc: subprocess.Popen[str], s: Settings, card: bool) -> tuple[Figure, Figure, float]:
     """20 clients on keep-alive connections (bench/http_load.py): calls/s by wall and per server
     CPU-second, p99 ms, and the client's own CPU ms per call (it shares the two cores)."""
     serve_load = load_bench("serve_load")

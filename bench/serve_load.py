@@ -11,18 +11,27 @@ Each kind of client is one run against the same server:
 - ``apps``: 2026-07-28 requests from an MCP Apps host: the card is mounted;
 - ``plain``: 2026-07-28 requests from a client without MCP Apps: no card is mounted.
 
+Each run is repeated for every worker count (``--workers 1,2``: `skillc serve --workers N`, one
+port) and every state store: SQLite always, PostgreSQL too when ``--state`` or $SKILLC_STATE_URL
+names one; the summary gives the calls/s of N workers against 1, and each worker's RSS after the
+run. ``--quick`` is a small smoke run (200 legacy calls, 8 clients) that tests run.
+
     .venv/bin/python bench/serve_load.py [--calls 2000] [--clients 20] [--kinds legacy,apps,plain]
+        [--workers 1,2] [--state postgresql://...] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import re
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -57,18 +66,36 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_ready(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    body = {"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {}}
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"the server exited with {proc.returncode}")
-        try:
-            if httpx.post(url, json=body, headers=HEADERS, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    sys.exit("the server did not come up")
+def wait_ready(proc: subprocess.Popen[str], timeout_s: float = 120.0) -> list[int]:
+    """Wait for the "MCP endpoint" line (every worker listens); the pids that serve (the workers',
+    or the server's own). stderr keeps being drained so the request log never blocks the server."""
+    lines: list[str] = []
+    up = threading.Event()
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if not up.is_set():
+                lines.append(line)
+                if line.startswith("MCP endpoint:"):
+                    up.set()
+        up.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    if not up.wait(timeout_s) or proc.poll() is not None:
+        sys.exit(f"the server did not come up:\n{''.join(lines)}")
+    workers = [int(m.group(1)) for line in lines if (m := re.match(r"worker \d+/\d+ ready pid (\d+)", line))]
+    return workers or [proc.pid]
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` (Linux /proc); 0 where there is none."""
+    try:
+        status = open(f"/proc/{pid}/status", encoding="ascii").read()  # noqa: SIM115 - read at once
+    except OSError:
+        return 0.0
+    m = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+    return int(m.group(1)) / 1024 if m else 0.0
 
 
 async def client(kind: str, url: str, calls: int, latencies: list[float], failures: list[str]) -> None:
@@ -117,35 +144,81 @@ def report(kind: str, clients: int, calls: int, latencies: list[float], failures
     return rate
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--clients", type=int, default=20)
-    parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated: legacy, apps, plain")
-    opts = parser.parse_args()
-    kinds = [k.strip() for k in opts.kinds.split(",") if k.strip()]
-    unknown = sorted(set(kinds) - set(KINDS))
-    if unknown:
-        parser.error(f"unknown kinds: {', '.join(unknown)} (choose from {', '.join(KINDS)})")
+def run_server(
+    kinds: list[str], calls: int, clients: int, warmup: int, workers: int, state_args: list[str]
+) -> tuple[dict[str, float], bool]:
+    """One `skillc serve --workers N` under load for each kind: the calls/s by kind, and whether any failed."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     bad = False
     rates: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as state:
         command = [sys.executable, "-m", "skillc", "serve", str(COFFEE), "--port", str(port), "--state-dir", state]
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        command += ["--workers", str(workers), *state_args]
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
-            wait_ready(url, proc)
+            pids = wait_ready(proc)
             for kind in kinds:
-                asyncio.run(load(kind, url, 100, opts.clients))  # warm-up: compiled code, connections, sqlite pages
-                latencies, failures, elapsed = asyncio.run(load(kind, url, opts.calls, opts.clients))
-                rates[kind] = report(kind, opts.clients, opts.calls, latencies, failures, elapsed)
-                bad = bad or bool(failures) or len(latencies) != opts.calls
+                asyncio.run(load(kind, url, warmup, clients))  # warm-up: compiled code, connections, sqlite pages
+                latencies, failures, elapsed = asyncio.run(load(kind, url, calls, clients))
+                rates[kind] = report(kind, clients, calls, latencies, failures, elapsed)
+                bad = bad or bool(failures) or len(latencies) != calls
+            print(f"  RSS per worker after the run: {', '.join(f'{rss_mb(p):.0f} MB' for p in pids)}")
         finally:
             proc.terminate()
-            proc.wait(timeout=30)
+            proc.wait(timeout=60)
     if "plain" in rates and "apps" in rates:
         print(f"  no card vs card (plain / apps): {rates['plain'] / rates['apps']:.2f}x the calls/s")
+    return rates, bad
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated: legacy, apps, plain")
+    parser.add_argument("--workers", default="1,2", help="comma-separated worker counts (serve --workers)")
+    parser.add_argument(
+        "--state", default=os.environ.get("SKILLC_STATE_URL") or None, help="a PostgreSQL URL: run on it too"
+    )
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 200 legacy calls from 8 clients")
+    opts = parser.parse_args()
+    if opts.quick:
+        opts.calls, opts.clients, opts.kinds = 200, 8, "legacy"
+    kinds = [k.strip() for k in opts.kinds.split(",") if k.strip()]
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown:
+        parser.error(f"unknown kinds: {', '.join(unknown)} (choose from {', '.join(KINDS)})")
+    try:
+        counts = [int(n) for n in opts.workers.split(",") if n.strip()]
+    except ValueError:
+        parser.error(f"--workers {opts.workers}: comma-separated numbers, e.g. 1,2")
+    if not counts or min(counts) < 1:
+        parser.error(f"--workers {opts.workers}: comma-separated numbers from 1, e.g. 1,2")
+    stores: list[tuple[str, list[str]]] = [("sqlite", [])]
+    if opts.state and not opts.state.startswith("sqlite"):
+        stores.append(("postgresql", ["--state", opts.state]))
+    warmup = 20 if opts.quick else 100
+    bad = False
+    summary: list[str] = []
+    for store, state_args in stores:
+        by_workers: dict[int, dict[str, float]] = {}
+        for n in counts:
+            print(f"== {store} store, {n} worker{'s' if n > 1 else ''}")
+            by_workers[n], failed = run_server(kinds, opts.calls, opts.clients, warmup, n, state_args)
+            bad = bad or failed
+        first = counts[0]
+        for n in counts[1:]:
+            for kind in kinds:
+                one, many = by_workers[first][kind], by_workers[n][kind]
+                summary.append(
+                    f"{store}, {kind}: {n} workers {many:.0f} calls/s vs {first} worker {one:.0f} calls/s:"
+                    f" {many / one:.2f}x"
+                )
+    if summary:
+        print("== workers")
+        for line in summary:
+            print("  " + line)
     sys.exit(1 if bad else 0)
 
 

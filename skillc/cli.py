@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 import click
 
 from skillc import __version__
+from skillc.state_cli import STATE_HELP, state_option
+from skillc.state_cli import state as state_group
+from skillc.state_cli import validate_state_url as _validate_state
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from skillc.ir.viewport import Viewport
     from skillc.runtime.config import UserProfile
     from skillc.runtime.contracts import AtomicApiResult
+    from skillc.server.runner import Prepared, ServeOptions
 
 # Commands import the phases they need when they run: `skillc --help` and `skillc check` should
 # not pay for the evaluator, the backends, QuickJS or the MCP server. Even the diagnostics model
@@ -749,6 +753,7 @@ def schema(name: str) -> None:
     default=None,
     help="Where storage and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
 )
+@state_option
 @click.option(
     "--format",
     "fmt",
@@ -775,6 +780,7 @@ def call(
     timeout_s: float | None,
     allow_hosts: tuple[str, ...],
     state_dir: Path | None,
+    state_url: str | None,
     fmt: str,
     as_json: bool,
     color: str,
@@ -818,7 +824,9 @@ def call(
         names = ", ".join(a.name for a in pkg.manifest.apis) or "none"
         click.echo(f"skillc: error: {skill} declares no API named {api!r} in mcp.json (APIs: {names})", err=True)
         sys.exit(EXIT_USAGE)
-    config = RuntimeConfig(state_dir=state_dir or default_state_dir(), allowed_hosts=allow_hosts, profile=profile)
+    config = RuntimeConfig(
+        state_dir=state_dir or default_state_dir(), state_url=state_url, allowed_hosts=allow_hosts, profile=profile
+    )
     if login_ttl_s is not None:
         config = config.model_copy(update={"login_ttl_s": login_ttl_s})
     payments = ScriptedPaymentProvider(cast(PaymentOutcome, payment))
@@ -868,6 +876,7 @@ def call(
     default=None,
     help="Where storage, audit and card state live [a fresh temporary folder, so replays repeat].",
 )
+@state_option
 @click.option(
     "--format",
     "fmt",
@@ -887,6 +896,7 @@ def run(
     allow_hosts: tuple[str, ...],
     profile_path: Path | None,
     state_dir: Path | None,
+    state_url: str | None,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -949,7 +959,7 @@ def run(
     user_did = _caller_did(user_did, anonymous)
 
     async def replay(state: Path) -> list[StepRecord]:
-        config = RuntimeConfig(state_dir=state, allowed_hosts=allow_hosts, profile=profile)
+        config = RuntimeConfig(state_dir=state, state_url=state_url, allowed_hosts=allow_hosts, profile=profile)
         if login_ttl_s is not None:
             config = config.model_copy(update={"login_ttl_s": login_ttl_s})
         runtime = ApiRuntime(pkg, config)
@@ -1009,6 +1019,9 @@ def _server_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 default=None,
                 help="Where storage, cards and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
             ),
+            click.option(
+                "--state", "state_url", default=None, metavar="URL", callback=_validate_state, help=STATE_HELP
+            ),
         )
     ):
         f = option(f)
@@ -1022,6 +1035,8 @@ _HTTP_ONLY = {
     "dns_rebinding_protection": "--[no-]dns-rebinding-protection",
     "allowed_hosts": "--allowed-host",
     "allowed_origins": "--allowed-origin",
+    "workers": "--workers",
+    "graceful_timeout_s": "--graceful-timeout",
 }
 
 
@@ -1101,6 +1116,22 @@ def _given(ctx: click.Context, name: str) -> bool:
 )
 @click.option("--allowed-host", "allowed_hosts", multiple=True, help="Another accepted Host header, e.g. my.box:8765.")
 @click.option("--allowed-origin", "allowed_origins", multiple=True, help="Another accepted Origin, e.g. https://x.y.")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Worker processes on the one port, each with its own QuickJS runtimes, sharing the state store; "
+    "a worker that dies is restarted. HTTP only. See docs/deploy.md.",
+)
+@click.option(
+    "--graceful-timeout",
+    "graceful_timeout_s",
+    type=click.FloatRange(0, 3600),
+    default=30.0,
+    show_default=True,
+    help="On SIGTERM / Ctrl-C: stop accepting, give running calls this many seconds to finish, then exit 0.",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -1108,6 +1139,7 @@ def serve(
     host: str,
     port: int,
     state_dir: Path | None,
+    state_url: str | None,
     stdio: bool,
     approve_all: bool,
     approve: tuple[str, ...],
@@ -1127,6 +1159,8 @@ def serve(
     dns_rebinding_protection: bool,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
+    workers: int,
+    graceful_timeout_s: float,
 ) -> None:
     """Serve skills as an MCP server: APIs become tools, cards become MCP Apps.
 
@@ -1173,7 +1207,10 @@ def serve(
     if not stdio:
         port = _probe_port(host, port)  # a busy port is a usage error before the slow start
     runtime = RuntimeConfig(
-        state_dir=state_dir or default_state_dir(), allowed_hosts=allow_hosts, profile=_profile(profile_path)
+        state_dir=state_dir or default_state_dir(),
+        state_url=state_url,
+        allowed_hosts=allow_hosts,
+        profile=_profile(profile_path),
     )
     if timeout_s is not None:
         runtime = runtime.model_copy(update={"timeout_s": timeout_s})
@@ -1194,6 +1231,7 @@ def serve(
         strict_output=strict_output,
         ui_control=not no_ui_control,
         events=EventLimits(max_events=max_events, max_message_bytes=max_event_bytes),
+        graceful_timeout_s=graceful_timeout_s,
     )
     prepared = prepare(options, lambda s: click.echo(f"loading {s.package.name} ({s.display})...", err=True))
     if prepared.diagnostics:
@@ -1222,7 +1260,30 @@ def serve(
 
         stopped_by = run_stdio(prepared.server, wire, lambda: click.echo(STDIO_BANNER, err=True))
         sys.exit(EXIT_OK if stopped_by is None else 128 + stopped_by)
+    if workers > 1:
+        sys.exit(_serve_workers(prepared, options, workers, log_format))
     serve_foreground(prepared, host, port, lambda h, p: click.echo(f"MCP endpoint: {endpoint_url(h, p)}", err=True))
+
+
+def _serve_workers(prepared: Prepared, options: ServeOptions, workers: int, log_format: str) -> int:
+    """``serve --workers N``: the skills loaded here only to check them (the usage errors and the
+    listing above); each worker loads its own (skillc.server.supervisor)."""
+    import asyncio
+    from typing import Literal
+
+    from skillc.server.runner import endpoint_url
+    from skillc.server.supervisor import Supervisor, reserve_port
+    from skillc.server.worker import worker_options
+
+    asyncio.run(prepared.server.close())
+    reservation = reserve_port(options.host, options.port)
+    try:
+        fmt: Literal["text", "json"] = "json" if log_format == "json" else "text"
+        supervisor = Supervisor(worker_options(options, fmt), workers, lambda line: click.echo(line, err=True))
+        endpoint = endpoint_url(options.host, options.port)
+        return supervisor.run(lambda: click.echo(f"MCP endpoint: {endpoint} ({workers} workers)", err=True))
+    finally:
+        reservation.close()
 
 
 @main.command()
@@ -1247,6 +1308,7 @@ def debug(
     host: str,
     port: int,
     state_dir: Path | None,
+    state_url: str | None,
     approve_all: bool,
     no_browser: bool,
     planner_url: str | None,
@@ -1292,7 +1354,7 @@ def debug(
         paths=paths,
         host=host,
         port=port,
-        runtime=RuntimeConfig(state_dir=state_dir or default_state_dir()),
+        runtime=RuntimeConfig(state_dir=state_dir or default_state_dir(), state_url=state_url),
         consent=ConsentPolicy(approve_all=approve_all),
     )
     prepared = prepare(options)
@@ -1314,3 +1376,6 @@ def debug(
         click.echo("skillc: warning: no chromium on PATH; open the console URL in a browser", err=True)
     click.echo(json.dumps({"debugDescriptor": debug_server.descriptor.wire()}, ensure_ascii=False))
     debug_server.uvicorn_server(host, port).run()
+
+
+main.add_command(state_group)

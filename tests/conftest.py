@@ -166,3 +166,84 @@ def rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     response.raise_for_status()
     answer: dict[str, Any] = response.json()
     return answer["result"]
+
+
+# -- PostgreSQL (the state store's second engine) -----------------------------------------------
+
+STATE_STORE_OPTION = "--state-store"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        STATE_STORE_OPTION,
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="where RuntimeConfig's state lives by default: postgresql runs the suite on a fresh schema per test",
+    )
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """The URL of a PostgreSQL database the tests may create schemas in: $SKILLC_TEST_POSTGRES_URL,
+    else a throwaway cluster from Debian's binaries; skipped without either (a failure under CI)."""
+    from tests import postgres_cluster as pg
+
+    given = os.environ.get(pg.TEST_URL_ENV)
+    if given:
+        yield given
+        return
+    bindir = pg.find_bin()
+    require(bindir is not None, f"no PostgreSQL: set {pg.TEST_URL_ENV} or install postgresql (initdb, pg_ctl)")
+    assert bindir is not None
+    cluster = pg.Cluster(bindir)
+    try:
+        yield cluster.start()
+    finally:
+        from skillc.runtime.state import close_pools
+
+        close_pools()
+        cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A fresh, empty schema of the test server, as a state URL."""
+    from skillc.runtime.state import close_pools
+    from tests import postgres_cluster as pg
+
+    name, url = pg.new_schema(postgres_server)
+    try:
+        yield url
+    finally:
+        close_pools()
+        pg.drop_schema(postgres_server, name)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_state_store(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Under --state-store=postgresql, module-scoped servers get a schema of their own too."""
+    if request.config.getoption(STATE_STORE_OPTION) != "postgresql":
+        yield
+        return
+    from tests import postgres_cluster as pg
+
+    server = request.getfixturevalue("postgres_server")
+    _, url = pg.new_schema(server)
+    old = os.environ.get("SKILLC_STATE_URL")
+    os.environ["SKILLC_STATE_URL"] = url
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("SKILLC_STATE_URL", None)
+        else:
+            os.environ["SKILLC_STATE_URL"] = old
+
+
+@pytest.fixture(autouse=True)
+def _test_state_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under --state-store=postgresql, each test's RuntimeConfig defaults to a fresh schema."""
+    if request.config.getoption(STATE_STORE_OPTION) != "postgresql":
+        monkeypatch.delenv("SKILLC_STATE_URL", raising=False)  # a developer's own store stays out of the tests
+        return
+    monkeypatch.setenv("SKILLC_STATE_URL", request.getfixturevalue("postgres_url"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -136,3 +137,43 @@ def test_scorecard_without_peers_skips_them_and_exits_0(tmp_path: Path) -> None:
 def test_scorecard_rejects_unknown_rows() -> None:
     done = scorecard("--rows", "12")
     assert done.returncode == 2 and "--rows" in done.stderr
+
+
+def test_serve_load_quick_compares_one_and_two_workers() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SKILLC_STATE_URL"}  # the SQLite half only
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "serve_load.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert [line for line in out.splitlines() if line.startswith("== ")] == [
+        "== sqlite store, 1 worker",
+        "== sqlite store, 2 workers",
+        "== workers",
+    ]
+    assert out.count("  completed 200, failed 0, lost 0") == 2
+    rss = [line for line in out.splitlines() if line.startswith("  RSS per worker after the run: ")]
+    assert [line.count(" MB") for line in rss] == [1, 2]  # one figure per worker
+    summary = out.splitlines()[-1]
+    assert re.fullmatch(r"  sqlite, legacy: 2 workers \d+ calls/s vs 1 worker \d+ calls/s: \d+\.\d\dx", summary), (
+        summary
+    )
+
+
+def test_serve_load_rejects_bad_worker_counts() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "serve_load.py"), "--workers", "0,2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "serve_load.py: error: --workers 0,2: comma-separated numbers from 1, e.g. 1,2"
+    )

@@ -20,7 +20,7 @@ from skillc.frontend.package import load_skill
 from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.host import statedb
+from skillc.runtime.state import sqlite_store
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.conftest import COFFEE, request_records
 
@@ -32,14 +32,14 @@ _CARD_WRITE = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE)\b.*\bcards\b", re.
 def card_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every statement that writes the card table, on any thread's connection."""
     writes: list[str] = []
-    real = statedb.connect
+    real = sqlite_store.connect
 
     def traced(path: Path) -> sqlite3.Connection:
         conn = real(path)
         conn.set_trace_callback(lambda sql: writes.append(sql) if _CARD_WRITE.match(sql) else None)
         return conn
 
-    monkeypatch.setattr(statedb, "connect", traced)
+    monkeypatch.setattr(sqlite_store, "connect", traced)
     return writes
 
 

@@ -12,6 +12,7 @@ from pydantic.alias_generators import to_camel
 from skillc.runtime.contracts import RiskLevel
 
 STATE_DIR_ENV = "SKILLC_STATE_DIR"
+STATE_URL_ENV = "SKILLC_STATE_URL"
 STATE_FILE = "state.sqlite3"
 IDENTITY_KEY_FILE = "identity.key"
 
@@ -132,6 +133,9 @@ class RuntimeConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     state_dir: Path = Field(default_factory=default_state_dir)
+    # Where storage, cards, audit and logins live (docs/deploy.md, "The state store"): a
+    # postgresql:// URL or a SQLite file; unset, the SQLite file in state_dir.
+    state_url: str | None = Field(default_factory=lambda: os.environ.get(STATE_URL_ENV) or None)
     timeout_s: float = Field(default=300.0, gt=0, description="shared by middleware and handler")
     memory_limit: int = Field(default=64 << 20, ge=4 << 20)
     # 2-4 MB: deep enough for real recursion, well inside a glibc thread's 8 MB stack.

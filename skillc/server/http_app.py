@@ -7,6 +7,7 @@ spec'd answer to a preflight is 204, so a small wrapper answers it.
 
 A browser (``GET`` whose Accept names text/html and not text/event-stream) gets the info page
 (skillc.server.info_page) at ``/mcp`` and at ``/``; the DNS-rebinding guard applies to it too.
+``/healthz`` and ``/readyz`` (skillc.server.health) answer load balancers, outside MCP and the guard.
 
 Two session managers serve the one MCP server. 2025-era requests get JSON responses, as
 before. A 2026-07-28 request goes to a manager without the JSON-only setting: its answer is still
@@ -30,6 +31,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from skillc.server.health import HEALTHZ_PATH, READYZ_PATH, HealthEndpoints
 from skillc.server.info_page import HEADERS, render_info_page, wants_page
 from skillc.server.skill_server import SkillServer
 
@@ -134,7 +136,7 @@ def _server_host(scope: Scope) -> str:
     return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
 
 
-def build_app(server: SkillServer, security: TransportSecuritySettings) -> Cors:
+def build_app(server: SkillServer, security: TransportSecuritySettings, health: HealthEndpoints | None = None) -> Cors:
     manager = StreamableHTTPSessionManager(
         app=server.server, stateless=True, json_response=True, security_settings=security
     )
@@ -153,5 +155,11 @@ def build_app(server: SkillServer, security: TransportSecuritySettings) -> Cors:
     page = InfoPage(server, security)
     endpoint = McpOrPage(StreamableHTTPASGIApp(manager), StreamableHTTPASGIApp(streaming), page)
     routes = [Route(MCP_PATH, endpoint=endpoint), Route("/", endpoint=page, methods=["GET", "HEAD"])]
+    if health is not None:
+        # Before the guard on purpose: load balancers probe by address, with no Origin (skillc.server.health).
+        routes += [
+            Route(HEALTHZ_PATH, endpoint=health.healthz, methods=["GET", "HEAD"]),
+            Route(READYZ_PATH, endpoint=health.readyz, methods=["GET", "HEAD"]),
+        ]
     app = Starlette(routes=routes, lifespan=lifespan)
     return Cors(app)

@@ -7,10 +7,13 @@ Binding port 0 picks a free port; :attr:`ServeHandle.url` tells which one. ``ski
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import socket
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,11 +23,16 @@ from mcp.server.transport_security import TransportSecuritySettings
 from skillc.diagnostics import Diagnostic
 from skillc.ir.viewport import Viewport
 from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.state import close_pools
 from skillc.server.catalog import LoadedSkill, build_catalogue, load_paths
 from skillc.server.consent import ConsentPolicy
 from skillc.server.events import EventLimits
+from skillc.server.health import HealthEndpoints
 from skillc.server.http_app import MCP_PATH, build_app, security_settings
 from skillc.server.skill_server import SkillServer
+
+# After --graceful-timeout, the moment the lifespan's cleanup gets before the process exits anyway.
+HARD_STOP_MARGIN_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,8 @@ class ServeOptions:
     # Serve the ui_control__* tools (agents operating cards); False lists them as disabled_by_policy.
     ui_control: bool = True
     events: EventLimits | None = None  # bounds of the events://session buffers
+    # After SIGTERM / Ctrl-C: how long running calls may take to finish before they are cancelled.
+    graceful_timeout_s: float | None = None
 
 
 @dataclass
@@ -52,6 +62,8 @@ class Prepared:
     server: SkillServer
     security: TransportSecuritySettings
     diagnostics: list[Diagnostic]
+    config: RuntimeConfig | None = None  # names the state store /readyz probes
+    graceful_timeout_s: float | None = None
 
 
 def prepare(options: ServeOptions, progress: Callable[[LoadedSkill], object] | None = None) -> Prepared:
@@ -75,31 +87,61 @@ def prepare(options: ServeOptions, progress: Callable[[LoadedSkill], object] | N
         progress=progress,
     )
     security = security_settings(options.dns_rebinding_protection, options.allowed_hosts, options.allowed_origins)
-    return Prepared(server, security, diagnostics + catalogue.diagnostics)
+    return Prepared(server, security, diagnostics + catalogue.diagnostics, config, options.graceful_timeout_s)
 
 
 def uvicorn_config(prepared: Prepared, host: str, port: int) -> uvicorn.Config:
     return uvicorn.Config(
-        build_app(prepared.server, prepared.security),
+        build_app(prepared.server, prepared.security, HealthEndpoints(prepared.config or RuntimeConfig())),
         host=host,
         port=port,
         log_level="warning",
         lifespan="on",
         access_log=False,
+        # uvicorn says int, but hands it to asyncio.timeout, which takes any seconds.
+        timeout_graceful_shutdown=prepared.graceful_timeout_s,  # type: ignore[arg-type]
     )
 
 
 class ListeningServer(uvicorn.Server):
     """uvicorn's server, telling ``on_listening`` once it listens (lifespan done, sockets bound)."""
 
-    def __init__(self, config: uvicorn.Config, on_listening: Callable[[str, int], object] | None) -> None:
+    def __init__(
+        self, config: uvicorn.Config, on_listening: Callable[[str, int], object] | None, *, hard_stop: bool = False
+    ) -> None:
         super().__init__(config)
         self._on_listening = on_listening
+        self._hard_stop = hard_stop
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started and not self.should_exit and self._on_listening is not None:
             self._on_listening(self.config.host, bound_port(self))
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        timeout = self.config.timeout_graceful_shutdown
+        if self._hard_stop and timeout is not None:
+            # uvicorn cancels the request past the timeout, but the API call it waited for runs
+            # on a runtime thread that closing the runtime waits for; past the timeout (and a
+            # moment for the cleanup), the process ends without it.
+            timer = threading.Timer(timeout + HARD_STOP_MARGIN_S, _hard_exit, (timeout,))
+            timer.daemon = True  # a clean exit does not wait for it
+            timer.start()
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        # uvicorn raises the signal again once it has shut down, so the process would die of the
+        # SIGTERM it just handled; a graceful shutdown is a clean exit (status 0) here.
+        with super().capture_signals():
+            yield
+            self._captured_signals.clear()
+
+
+def _hard_exit(timeout: float) -> None:
+    sys.stderr.write(f"skillc: calls still running {timeout:g} s after the stop signal (--graceful-timeout): exiting\n")
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def bound_port(server: uvicorn.Server) -> int:
@@ -113,13 +155,22 @@ def endpoint_url(host: str, port: int) -> str:
     return f"http://{shown}:{port}{MCP_PATH}"
 
 
-def serve_foreground(prepared: Prepared, host: str, port: int, on_listening: Callable[[str, int], object]) -> None:
-    """Serve until Ctrl-C / SIGTERM; ``on_listening(host, port)`` runs once the socket listens.
+def serve_foreground(
+    prepared: Prepared,
+    host: str,
+    port: int,
+    on_listening: Callable[[str, int], object],
+    sockets: list[socket.socket] | None = None,
+) -> None:
+    """Serve until Ctrl-C / SIGTERM, then finish running calls and return; ``on_listening(host,
+    port)`` runs once the socket listens.
 
     A port uvicorn cannot bind ends the process with uvicorn's error (exit 1) before
     ``on_listening``; ``skillc serve`` probes the port first to say so as a usage error.
+    ``sockets``: listen on these instead (a ``serve --workers`` worker's SO_REUSEPORT socket).
     """
-    ListeningServer(uvicorn_config(prepared, host, port), on_listening).run()
+    ListeningServer(uvicorn_config(prepared, host, port), on_listening, hard_stop=True).run(sockets=sockets)
+    close_pools()  # give PostgreSQL connections back now rather than when the server notices they are gone
 
 
 class ServeHandle:

@@ -107,7 +107,7 @@ class ApiRuntime:
         folder = hashlib.sha256(str(package.root.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:16]
         self.skill_scope = f"{package.name}@{folder}"
         self.storage = Storage.of(self.config)
-        self.audit = AuditLog(self.config.state_file)
+        self.audit = AuditLog.of(self.config)
         self.diagnostics: list[Diagnostic] = []
         self.mode = self._deadline_mode()
         self._executor = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="skillc-js")

@@ -1,29 +1,18 @@
-"""The audit log: one row per call of an API at risk level L2 or above, in the state database."""
+"""The audit log: one row per call of an API at risk level L2 or above, in the state store."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext, AuditOutcome, AuditRecord, RiskLevel
 from skillc.runtime.host.standins import StandInUse
-from skillc.runtime.host.statedb import StateDb
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS audit (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  record TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS ui_audit (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  record TEXT NOT NULL
-);
-"""
+from skillc.runtime.state import StateStore, StateUrl, open_state, state_url_of
 
 
 def arguments_digest(arguments: Any) -> str:
@@ -79,15 +68,17 @@ def stand_in_record(context: ApiCallContext, use: StandInUse) -> AuditRecord:
 
 
 class AuditLog:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._db = StateDb(path, _SCHEMA)
+    """The ``audit`` and ``ui_audit`` tables of the state store (a state file's path, or its URL)."""
 
-    def _conn(self) -> sqlite3.Connection:
-        return self._db.conn()
+    def __init__(self, state: Path | StateUrl) -> None:
+        self.store: StateStore = open_state(state)
+
+    @classmethod
+    def of(cls, config: RuntimeConfig) -> AuditLog:
+        return cls(state_url_of(config))
 
     def write(self, record: AuditRecord) -> None:
-        self._conn().execute("INSERT INTO audit (record) VALUES (?)", (record.model_dump_json(by_alias=True),))
+        self.store.execute("INSERT INTO audit (record) VALUES (?)", (record.model_dump_json(by_alias=True),))
 
     def stand_in_writer(self, context: ApiCallContext) -> Callable[[StandInUse], AuditRecord]:
         """What the host calls for each stand-in use of a call: written at once, so a payment is
@@ -102,13 +93,13 @@ class AuditLog:
 
     def write_ui(self, record_json: str) -> None:
         """One action an agent took on a card (the server's ui_control audit record, as JSON)."""
-        self._conn().execute("INSERT INTO ui_audit (record) VALUES (?)", (record_json,))
+        self.store.execute("INSERT INTO ui_audit (record) VALUES (?)", (record_json,))
 
     def ui_records(self, *, limit: int = 1000) -> list[str]:
-        rows = self._conn().execute("SELECT record FROM ui_audit ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        rows = self.store.execute("SELECT record FROM ui_audit ORDER BY id DESC LIMIT ?", (limit,))
         return [str(r[0]) for r in reversed(rows)]
 
     def records(self, *, limit: int = 1000) -> list[AuditRecord]:
         """The newest ``limit`` records, oldest first."""
-        rows = self._conn().execute("SELECT record FROM audit ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        rows = self.store.execute("SELECT record FROM audit ORDER BY id DESC LIMIT ?", (limit,))
         return [AuditRecord.model_validate_json(r[0]) for r in reversed(rows)]

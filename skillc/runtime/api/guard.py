@@ -92,7 +92,7 @@ def _main() -> None:
     deadline = Deadline.after(job.seconds)
     # The stand-ins' audit records are written here; the payment provider lives in the parent, so a
     # payment made from a guard process fails (host/standins.py says so in its diagnostic).
-    audit = AuditLog(job.config.state_file).stand_in_writer(job.context)
+    audit = AuditLog.of(job.config).stand_in_writer(job.context)
     run = run_api(
         code,
         job.api_name,

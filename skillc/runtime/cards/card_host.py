@@ -11,8 +11,11 @@
            stream; real time (asyncio, ``skillc serve``) or a virtual clock moved by ``advance``
 
 Each card instance keeps its own QuickJS context, pinned to one of a few card threads (a context
-is never used by two threads at once), in an LRU of live cards. Its ``data`` is written to SQLite
-after every event, so an evicted card (or one from before a restart) is rebuilt on demand.
+is never used by two threads at once), in an LRU of live cards. Its ``data`` is written to the
+state store after every event, so an evicted card (or one from before a restart, or one another
+instance made) is rebuilt on demand. Several instances may share the store: each event runs under
+the card's lock (card_store.CardStore.card_lock) on the newest copy (a copy older than the store's
+version is rebuilt first), and is written only at the version that copy was read at.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import logging
 import secrets
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -47,7 +51,7 @@ from skillc.runtime.cards.card_models import (
     SendFollowUpMessage,
     TimerFiring,
 )
-from skillc.runtime.cards.card_store import CardRecord, CardStore, Lru
+from skillc.runtime.cards.card_store import CardRecord, CardStore, Lru, StoredCard
 from skillc.runtime.cards.card_timers import RealClock, TimerClock, TimerSetup, VirtualClock
 from skillc.runtime.cards.component_host import CardBinding
 from skillc.runtime.cards.timer_driver import TimerDriver
@@ -59,6 +63,10 @@ DEFAULT_EXPIRED_TEXT = "服务已过期"
 # One wait of a flow fires at most this many timer callbacks (a safety net: the minimum interval
 # already bounds them to wait / card_timer_min_interval_ms per timer).
 MAX_FIRINGS_PER_ADVANCE = 10_000
+# An event whose write finds the card changed since its copy was read is applied again on the
+# reloaded card. Under the card lock that happens only when two cards share a lock slot or there is
+# no lock (no fcntl), so a few attempts are plenty; past them the event is refused (CMPVM050).
+CARD_WRITE_ATTEMPTS = 5
 T = TypeVar("T")
 log = logging.getLogger("skillc.runtime")
 TimerObserver = Callable[[TimerFiring], Any]
@@ -81,6 +89,7 @@ class _Live:
     card: Card
     executor: ThreadPoolExecutor
     record: CardRecord
+    version: int = 1  # the store's version of the card this copy was read or last written at
 
 
 class CardHost:
@@ -105,11 +114,13 @@ class CardHost:
         self.slice_timeout_s = slice_timeout_s
         # Readable ids (card-1, card-2) for replays and snapshots; random ids otherwise.
         self._new_id = card_ids or (lambda: f"card-{uuid.uuid4().hex[:12]}")
-        self.store = CardStore(runtime.config.state_file)
+        self.store = CardStore.of(runtime.config)
         self._threads = [ThreadPoolExecutor(1, thread_name_prefix=f"skillc-card-{i}") for i in range(max(threads, 1))]
         self._turn = 0
         self._host_loop = BackgroundLoop()
         self._live: Lru[str, _Live] = Lru(max_cards, self._evict)
+        # One rebuild at a time per card: two taps on a card this instance has not seen share it.
+        self._rebuilding: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._compiled: dict[str, tuple[CompiledComponent | None, list[Diagnostic]]] = {}
         self._code = SkillCode.of(self.package, components=True)
         manifest = self.package.manifest
@@ -393,15 +404,23 @@ class CardHost:
     def _event_job(
         self, live: _Live, node_id: str, kind: str, detail: Any, with_document: bool
     ) -> tuple[Step, CardView | None]:
-        step = live.card.event(node_id, kind, detail)
+        step = self._serialised(live, lambda: live.card.event(node_id, kind, detail), f"the {kind} on {node_id}")
+        if step.failure is not None:  # not applied: no document, so the view hears of an error
+            return step, None
         live.card.record("event", step)
         return self._after(live, step, with_document)
 
     def _fire_job(self, live: _Live) -> list[tuple[int, float, Step]]:
-        fired = live.card.fire_due()
-        for timer_id, _at, step in fired:
-            live.card.record("timer", step, timer_id)
-            self._after(live, step, False)
+        with self.store.card_lock(live.card.card_id):
+            if self._stale(live):  # another instance moved the card on: its timers restart from the reload
+                self._reload(live)
+                return []
+            fired = live.card.fire_due()
+            for timer_id, _at, step in fired:
+                live.card.record("timer", step, timer_id)
+                if not self._write(live, step, False):
+                    live.version = -1  # the next event reloads the card first
+                self._after(live, step, False)
         return fired
 
     def _updates_job(self, live: _Live, since: str | None) -> CardUpdatesView:
@@ -425,23 +444,96 @@ class CardHost:
         )
 
     def _expire_job(self, live: _Live) -> tuple[Step, CardView | None]:
-        step = live.card.expire()
+        def expire() -> Step:
+            live.record.expired = True
+            return live.card.expire()
+
+        step = self._serialised(live, expire, "the expiry", save_record=lambda _step: True)
         live.card.record("expire", step)
-        live.record.expired = True
-        self.store.save_record(live.record)
         return self._after(live, step, True)
 
     def _restyle_job(self, live: _Live, viewport: Viewport) -> tuple[Step, CardView | None]:
-        step = live.card.restyle(viewport)
+        def restyle() -> Step:
+            step = live.card.restyle(viewport)
+            if step.patches:
+                live.record.viewport = viewport
+            return step
+
+        step = self._serialised(live, restyle, "the restyle", save_record=lambda s: bool(s.patches))
         live.card.record("restyle", step)
-        if step.patches:
-            live.record.viewport = viewport
-            self.store.save_record(live.record)
         return step, live.card.view(live.record.context.session_id)
 
+    def _serialised(
+        self, live: _Live, apply: Callable[[], Step], what: str, save_record: Callable[[Step], bool] | None = None
+    ) -> Step:
+        """``apply`` on the newest copy of the card and its result written, under the card's lock
+        on every instance; a write that finds the card changed since (only without a working
+        lock) reloads the card and applies again, so no event is lost or applied twice."""
+        card_id = live.card.card_id
+        notes: list[Diagnostic] = []
+        with self.store.card_lock(card_id):
+            for _ in range(CARD_WRITE_ATTEMPTS):
+                if self._stale(live):
+                    reloaded = self._reload(live)
+                    notes += reloaded.diagnostics
+                    if reloaded.failure is not None:
+                        reloaded.diagnostics = notes
+                        return reloaded
+                step = apply()
+                if self._write(live, step, bool(save_record and save_record(step))):
+                    step.diagnostics = notes + step.diagnostics
+                    return step
+                live.version = -1  # written elsewhere between the check and the write: reload
+        message = (
+            f"card {card_id} was changed by another instance each of {CARD_WRITE_ATTEMPTS} times {what} was applied;"
+            " it was not applied"
+        )
+        return Step(failure=message, diagnostics=[*notes, Diagnostic.make("CMPVM050", message)])
+
+    def _stale(self, live: _Live) -> bool:
+        """Whether the store holds a newer version of the card than this copy (a card no longer
+        stored is not stale: its copy goes on as before versions, unwritten)."""
+        stored = self.store.version_of(live.card.card_id)
+        return stored is not None and stored != live.version
+
+    def _write(self, live: _Live, step: Step, record: bool) -> bool:
+        """Write what ``step`` changed at the copy's version; False when the store moved on."""
+        data = live.card.data_json if step.data_changed and live.card.data_json is not None else None
+        if data is None and not record:
+            return True
+        version = self.store.save(live.card.card_id, live.version, data=data, record=live.record if record else None)
+        if version is None:
+            return self.store.version_of(live.card.card_id) is None  # pruned meanwhile: nothing to overwrite
+        live.version = version
+        return True
+
+    def _reload(self, live: _Live) -> Step:
+        """Replace a stale copy (on its own thread) with the card rebuilt from the store."""
+        card_id = live.card.card_id
+        stored = self.store.load_versioned(card_id)
+        if stored is None:
+            message = f"there is no card {card_id!r} for {self.package.name}"
+            return Step(failure=message, diagnostics=[Diagnostic.make("CMPVM012", message)])
+        card, step = self._build(card_id, stored)
+        if card is None:
+            return step
+        old, live.card, live.record, live.version = live.card, card, stored.record, stored.version
+        old.close()  # the stale copy's detached runs, as on eviction
+        return step
+
+    def _build(self, card_id: str, stored: StoredCard) -> tuple[Card | None, Step]:
+        """The card rebuilt from what the store holds, on the calling (card) thread."""
+        record = stored.record
+        compiled, diags = self._compile(record.component_path)
+        if compiled is None:
+            message = f"card {card_id} cannot be rebuilt: {record.component_path} no longer compiles"
+            return None, Step(failure=message, diagnostics=[*diags, Diagnostic.make("CMPVM008", message)])
+        viewport = record.viewport or self.viewport
+        setup = self._setup(card_id, record.component_path, record.api_name, compiled, record.context, viewport)
+        card, step = self._rebuild_job(setup, record, stored.data)
+        return (None if step.failure is not None else card), step
+
     def _after(self, live: _Live, step: Step, with_document: bool) -> tuple[Step, CardView | None]:
-        if step.data_changed and live.card.data_json is not None:
-            self.store.save_data(live.card.card_id, live.card.data_json)
         if live.card.dead:
             step.diagnostics += live.card.close()
         return step, (live.card.view(live.record.context.session_id) if with_document else None)
@@ -535,21 +627,24 @@ class CardHost:
         live = self._live.get(card_id)
         if live is not None:
             return live, []
-        loaded = await asyncio.to_thread(self.store.load, card_id)
-        if loaded is None or loaded[0].context.scope != self.runtime.skill_scope:
+        lock = self._rebuilding.get(card_id)
+        if lock is None:
+            lock = self._rebuilding[card_id] = asyncio.Lock()
+        async with lock:
+            return await self._obtain_stored(card_id)
+
+    async def _obtain_stored(self, card_id: str) -> tuple[_Live | None, list[Diagnostic]]:
+        live = self._live.get(card_id)
+        if live is not None:  # rebuilt by the call this one waited for
+            return live, []
+        stored = await asyncio.to_thread(self.store.load_versioned, card_id)
+        if stored is None or stored.record.context.scope != self.runtime.skill_scope:
             return None, [Diagnostic.make("CMPVM012", f"there is no card {card_id!r} for {self.package.name}")]
-        record, data = loaded
-        compiled, diags = self._compile(record.component_path)
-        if compiled is None:
-            message = f"card {card_id} cannot be rebuilt: {record.component_path} no longer compiles"
-            return None, [*diags, Diagnostic.make("CMPVM008", message)]
-        viewport = record.viewport or self.viewport
-        setup = self._setup(card_id, record.component_path, record.api_name, compiled, record.context, viewport)
         executor = self._pick_thread()
-        card, step = await self._run(executor, self._rebuild_job, setup, record, data)
-        if step.failure is not None:
+        card, step = await self._run(executor, self._build, card_id, stored)
+        if card is None:
             return None, step.diagnostics
-        live = _Live(card, executor, record)
+        live = _Live(card, executor, stored.record, stored.version)
         self._live.put(card_id, live)
         self._arm(live)  # a rebuilt card's created / attached may have set timers again
         return live, step.diagnostics

@@ -8,7 +8,7 @@ agent and merchant DIDs and the skill (id and scope: a copy of the skill in anot
 another skill) and give it an expiry (``login_ttl_s``). The ``code`` of ``wx.login`` is the token
 itself: skillc runs no ``code2Session`` exchange a short code would need.
 
-The latest token per (user, agent, merchant, skill scope) is kept in the state database, so a
+The latest token per (user, agent, merchant, skill scope) is kept in the state store, so a
 later call (another ``skillc call``, another MCP request) finds the session ``wx.login`` opened,
 as WeChat keeps a mini program's login state between launches.
 """
@@ -35,7 +35,7 @@ from pydantic.alias_generators import to_camel
 from skillc.diagnostics import Diagnostic
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext
-from skillc.runtime.host.statedb import StateDb
+from skillc.runtime.state import StateStore, StateUrl, open_state, state_url_of
 
 KEY_BYTES = 32
 _HEADER = {"alg": "HS256", "typ": "JWT"}
@@ -53,13 +53,7 @@ EXPIRED = "session time out, need relogin (the capability token has expired)"
 ANONYMOUS = "the caller is anonymous: there is no user to log in (give a user DID: --user DID)"
 NOT_LOGGED_IN = "not logged in (call wx.login first)"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS logins (
-  user_did TEXT NOT NULL, agent_did TEXT NOT NULL, merchant_did TEXT NOT NULL, skill_scope TEXT NOT NULL,
-  token TEXT NOT NULL, expires REAL NOT NULL,
-  PRIMARY KEY (user_did, agent_did, merchant_did, skill_scope)
-);
-"""
+_LOGIN_COLUMNS = ("user_did", "agent_did", "merchant_did", "skill_scope", "token", "expires")
 
 Binding = Literal["user", "agent", "merchant", "skill"]
 
@@ -225,35 +219,37 @@ def _refused(what: str) -> IdentityError:
 
 
 class LoginStore:
-    """The latest token per (user, agent, merchant, skill scope), in the state database."""
+    """The latest token per (user, agent, merchant, skill scope), in the state store."""
 
-    def __init__(self, path: Path) -> None:
-        self._db = StateDb(path, _SCHEMA)
+    def __init__(self, state: Path | StateUrl) -> None:
+        self.store: StateStore = open_state(state)
 
     def save(self, context: ApiCallContext, token: str, expires: float) -> None:
-        self._db.conn().execute(
-            "INSERT OR REPLACE INTO logins VALUES (?, ?, ?, ?, ?, ?)",
+        self.store.execute(
+            self.store.dialect.upsert("logins", _LOGIN_COLUMNS, _LOGIN_COLUMNS[:4]),
             (context.user_did, context.agent_did, context.merchant_did, context.scope, token, expires),
         )
 
     def current(self, context: ApiCallContext) -> str | None:
         query = "SELECT token FROM logins WHERE user_did = ? AND agent_did = ? AND merchant_did = ? AND skill_scope = ?"
         keys = (context.user_did, context.agent_did, context.merchant_did, context.scope)
-        row = self._db.conn().execute(query, keys).fetchone()
-        return str(row[0]) if row else None
+        rows = self.store.execute(query, keys)
+        return str(rows[0][0]) if rows else None
 
 
-_stores: dict[Path, LoginStore] = {}
+_stores: dict[tuple[StateUrl, int], LoginStore] = {}
 _stores_lock = threading.Lock()
 
 
-def login_store(path: Path) -> LoginStore:
-    """One store per state file for the process: a store opens a connection per thread, and the
-    hosts that use it live for one call each."""
+def login_store(state: Path | StateUrl) -> LoginStore:
+    """One store per state file or database for the process: a store opens a connection per
+    thread, and the hosts that use it live for one call each."""
+    url = state if isinstance(state, StateUrl) else StateUrl.sqlite(state)
     with _stores_lock:
-        store = _stores.get(path)
+        key = (url, os.getpid())  # a forked child opens its own connections
+        store = _stores.get(key)
         if store is None:
-            store = _stores[path] = LoginStore(path)
+            store = _stores[key] = LoginStore(url)
         return store
 
 
@@ -277,7 +273,7 @@ class CallIdentity:
         self._token = context.capability_token  # presented by the caller; a login replaces it
 
     def _store(self) -> LoginStore:
-        return login_store(self.config.state_file)
+        return login_store(state_url_of(self.config))
 
     def login(self) -> str:
         """A fresh token for this caller and skill, kept as its session's token."""

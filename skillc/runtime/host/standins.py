@@ -177,7 +177,9 @@ class StandInHandlers:
             ok=True, value={"latitude": round(lat, FUZZY_DECIMALS), "longitude": round(lon, FUZZY_DECIMALS)}
         )
 
-    def _profile_location(self, api: str, args: dict[str, Any], kind: str) -> tuple[float, float, LocationProfile] | HostReply:
+    def _profile_location(
+        self, api: str, args: dict[str, Any], kind: str
+    ) -> tuple[float, float, LocationProfile] | HostReply:
         """The profile's location in the coordinates ``kind`` asks for (audited), or the failure."""
         started = time.perf_counter()
         profile = self._profile(api, args, started, "location")

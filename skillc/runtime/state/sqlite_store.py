@@ -1,0 +1,71 @@
+"""The SQLite store: one file in WAL mode, one connection per thread (the default)."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from skillc.runtime.state.store import Params, Row, SqliteDialect, StateStore, Tx
+from skillc.runtime.state.url import StateUrl
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")  # the CLI, the server and guard processes share the file
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+class _SqliteTx:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Params = ()) -> list[Row]:
+        return self._conn.execute(sql, params).fetchall()
+
+
+class SqliteStore(StateStore):
+    """sqlite3 connections must not be shared between threads, and card and API work runs on
+    worker threads: each thread opens its own (``statedb.connect``: WAL, 30 s busy timeout)."""
+
+    def __init__(self, url: StateUrl) -> None:
+        assert url.kind == "sqlite" and url.path is not None
+        self.url = url
+        self.path = url.path
+        self.dialect = SqliteDialect()
+        self._local = threading.local()
+
+    def conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            # Looked up on the module so a test can trace every connection (tests/test_request_path.py).
+            conn = self._local.conn = sys.modules[__name__].connect(self.path)
+        return conn
+
+    def execute(self, sql: str, params: Params = ()) -> list[Row]:
+        return self.conn().execute(sql, params).fetchall()
+
+    @contextmanager
+    def transaction(self, lock: str | None = None) -> Iterator[Tx]:
+        # BEGIN IMMEDIATE takes the file's write lock at once: every writer waits its turn, so
+        # the lock name is not needed to serialise.
+        conn = self.conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield _SqliteTx(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def table_names(self) -> set[str]:
+        return {str(r[0]) for r in self.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def integrity(self) -> list[str]:
+        """``PRAGMA integrity_check``: ``["ok"]`` for a sound file."""
+        return [str(r[0]) for r in self.execute("PRAGMA integrity_check")]

@@ -1,0 +1,134 @@
+"""The state-store interface: what storage, cards, audit and logins need from a database.
+
+Every store speaks one SQL: written with ``?`` placeholders and the few constructs the dialects
+differ in (upsert, byte length, a JSON field) taken from :attr:`StateStore.dialect`. Each
+``execute`` outside a transaction commits on its own, as SQLite's autocommit mode does.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Literal, Protocol
+
+from skillc.runtime.state.url import StateUrl
+
+Row = tuple[Any, ...]
+Params = Sequence[Any]
+
+
+class StateError(Exception):
+    """The store cannot be reached or is not in a state this skillc can use."""
+
+
+class Tx(Protocol):
+    """A transaction's statements: the same ``execute`` as the store's."""
+
+    def execute(self, sql: str, params: Params = ()) -> list[Row]: ...
+
+
+class Dialect(ABC):
+    """The SQL the two engines write differently."""
+
+    name: Literal["sqlite", "postgresql"]
+
+    @abstractmethod
+    def upsert(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
+        """INSERT of ``columns`` that replaces the row with the same ``keys``."""
+
+    @abstractmethod
+    def byte_length(self, expr: str) -> str:
+        """The UTF-8 length of a TEXT expression, in bytes."""
+
+    @abstractmethod
+    def binary_order(self, expr: str) -> str:
+        """``expr`` compared byte by byte (SQLite's default; PostgreSQL's follows the locale)."""
+
+    @abstractmethod
+    def json_bool(self, column: str, key: str) -> str:
+        """A top-level boolean of the JSON text in ``column`` (truthy in Python when true)."""
+
+    @abstractmethod
+    def json_real(self, column: str, key: str) -> str:
+        """A top-level number of the JSON text in ``column``."""
+
+
+class SqliteDialect(Dialect):
+    name: Literal["sqlite", "postgresql"] = "sqlite"
+
+    def upsert(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
+        marks = ", ".join("?" * len(columns))
+        return f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+
+    def byte_length(self, expr: str) -> str:
+        return f"LENGTH(CAST({expr} AS BLOB))"
+
+    def binary_order(self, expr: str) -> str:
+        return expr
+
+    def json_bool(self, column: str, key: str) -> str:
+        return f"json_extract({column}, '$.{key}')"
+
+    def json_real(self, column: str, key: str) -> str:
+        return f"json_extract({column}, '$.{key}')"
+
+
+class PostgresDialect(Dialect):
+    name: Literal["sqlite", "postgresql"] = "postgresql"
+
+    def upsert(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
+        marks = ", ".join("?" * len(columns))
+        rest = [c for c in columns if c not in keys]
+        update = ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)
+        action = f"DO UPDATE SET {update}" if rest else "DO NOTHING"
+        return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT ({', '.join(keys)}) {action}"
+
+    def byte_length(self, expr: str) -> str:
+        return f"octet_length({expr})"
+
+    def binary_order(self, expr: str) -> str:
+        return f'{expr} COLLATE "C"'
+
+    def json_bool(self, column: str, key: str) -> str:
+        return f"(({column})::jsonb -> '{key}')::boolean"
+
+    def json_real(self, column: str, key: str) -> str:
+        return f"(({column})::jsonb ->> '{key}')::double precision"
+
+
+class StateStore(ABC):
+    """One state database. Thread-safe: the SQLite store keeps a connection per thread, the
+    PostgreSQL store a pool."""
+
+    url: StateUrl
+    dialect: Dialect
+
+    @property
+    def kind(self) -> Literal["sqlite", "postgresql"]:
+        return self.url.kind
+
+    @abstractmethod
+    def execute(self, sql: str, params: Params = ()) -> list[Row]:
+        """Run one statement in its own transaction; the rows it returns (none for a write)."""
+
+    @abstractmethod
+    def transaction(self, lock: str | None = None) -> AbstractContextManager[Tx]:
+        """Statements that commit together (roll back on an exception). With ``lock``, concurrent
+        transactions naming the same lock run one after the other, on every instance."""
+
+    @abstractmethod
+    def table_names(self) -> set[str]:
+        """The tables in the store (in the default schema for PostgreSQL)."""
+
+    def ping(self) -> None:
+        """Raise :class:`StateError` unless the store answers a query."""
+        try:
+            self.execute("SELECT 1")
+        except StateError:
+            raise
+        except Exception as err:
+            raise StateError(f"the state store {self.url.redacted()} does not answer: {err}") from err
+
+    def close(self) -> None:  # noqa: B027 - a store without resources of its own has nothing to close
+        """Give back connections (a closed pool cannot be used again)."""
