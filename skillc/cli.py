@@ -35,7 +35,23 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Commands(click.Group):
+    """Every command: a state store that cannot be opened (a state dir under a regular file, an
+    unreachable PostgreSQL) is one line on stderr and exit 1, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as err:
+            from skillc.runtime.state.store import StateError  # only when something failed: start-up stays light
+
+            if not isinstance(err, StateError):
+                raise
+            click.echo(f"skillc: error: {err}", err=True)
+            sys.exit(EXIT_ERRORS)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", prog_name="skillc")
 def main() -> None:
     """skillc: check, compile, render, run and serve WeChat Mini Program AI-mode skills.

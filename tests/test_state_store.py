@@ -271,3 +271,21 @@ def test_skillc_call_keeps_storage_and_audit_in_the_given_store(state: str, tmp_
     assert [r.api_name for r in AuditLog(url).records()] == ["confirmOrder"]
     rows = open_state(url).execute("SELECT key FROM storage ORDER BY key")
     assert [r[0] for r in rows] == ["coffee.order." + order_id, "coffee.orderSeq"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("--state-dir", "skillc: error: cannot open the state store {tmp}/afile/sub/state.sqlite3: Not a directory\n"),
+        ("--state", "skillc: error: cannot connect to the state store postgresql://nobody@127.0.0.1:1/x: "),
+    ],
+)
+def test_a_call_whose_store_cannot_be_opened_is_one_error_line(flag: str, message: str, tmp_path: Path) -> None:
+    """Not a traceback: the state dir under a regular file, or a PostgreSQL that refuses."""
+    (tmp_path / "afile").write_text("")
+    target = str(tmp_path / "afile" / "sub") if flag == "--state-dir" else "postgresql://nobody@127.0.0.1:1/x"
+    result = CliRunner().invoke(main, ["call", str(COFFEE), "searchDrinks", "--args", "{}", flag, target])
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.output.startswith(message.format(tmp=tmp_path))
+    assert "Traceback" not in result.output

@@ -9,15 +9,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from skillc.runtime.state.store import Params, Row, SqliteDialect, StateStore, Tx
+from skillc.runtime.state.store import Params, Row, SqliteDialect, StateError, StateStore, Tx
 from skillc.runtime.state.url import StateUrl
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")  # the CLI, the server and guard processes share the file
-    conn.execute("PRAGMA synchronous=NORMAL")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")  # the CLI, the server and guard processes share the file
+        conn.execute("PRAGMA synchronous=NORMAL")
+    except (OSError, sqlite3.Error) as err:
+        # A state dir under a regular file, a read-only disk, a file that is not a database: one
+        # line that names the file, not a traceback (the CLI prints StateError as an error).
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise StateError(f"cannot open the state store {path}: {reason}") from err
     return conn
 
 
