@@ -28,7 +28,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -119,6 +119,7 @@ class CardHost:
         self._turn = 0
         self._host_loop = BackgroundLoop()
         self._live: Lru[str, _Live] = Lru(max_cards, self._evict)
+        self._evicting: set[Future[Any]] = set()  # the detaching of evicted cards, still running
         # One rebuild at a time per card: two taps on a card this instance has not seen share it.
         self._rebuilding: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._compiled: dict[str, tuple[CompiledComponent | None, list[Diagnostic]]] = {}
@@ -380,6 +381,9 @@ class CardHost:
     async def close(self) -> None:
         """Detach every live card and stop the card threads (the ApiRuntime stays open)."""
         await self._driver.close()
+        # Cards evicted earlier finish detaching first: their lifetimes ran before the live cards'.
+        for detaching in list(self._evicting):
+            await asyncio.wrap_future(detaching)
         for live in self._live.values():
             await self._run(live.executor, live.card.close)
         for executor in self._threads:
@@ -727,7 +731,9 @@ class CardHost:
     def _evict(self, card_id: str, live: _Live) -> None:
         # Its data is already persisted; detaching runs after anything still queued for it.
         self._driver.cancel(card_id)
-        live.executor.submit(live.card.close)
+        detaching = live.executor.submit(live.card.close)
+        self._evicting.add(detaching)
+        detaching.add_done_callback(self._evicting.discard)
 
     async def _run(self, executor: ThreadPoolExecutor, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
