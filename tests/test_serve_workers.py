@@ -226,8 +226,7 @@ def test_healthz_and_readyz_answer_any_host_and_readyz_says_when_the_store_is_un
         assert unusable.json() == {
             "status": "unavailable",
             "pid": served.proc.pid,
-            "reason": f"the state store sqlite://{RuntimeConfig(state_dir=state).state_file} does not answer: "
-            f"[Errno 17] File exists: '{state}'",
+            "reason": f"cannot open the state store {RuntimeConfig(state_dir=state).state_file}: File exists",
         }
         state.unlink()
         shutil.move(tmp_path / "moved", state)
