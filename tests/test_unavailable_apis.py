@@ -29,6 +29,15 @@ from .conftest import FIXTURES
 
 SKILL = FIXTURES / "runtime-unavailable" / "cloud-skill"
 CLOUD = "skillc runs no cloud functions or cloud database"
+CLOUD_CALLS = (
+    "cloud.callFunction",
+    "cloud.callContainer",
+    "cloud.database",
+    "cloud.uploadFile",
+    "cloud.downloadFile",
+    "cloud.getTempFileURL",
+    "cloud.deleteFile",
+)
 GATE = 'WeChat gives a card it only with components[].permissions["scope.dynamic"] in mcp.json'
 
 
@@ -210,15 +219,7 @@ USER = "skillc has no WeChat account data"
 SOCKETS = "skillc opens no sockets"
 UI = "skillc shows no mini-program UI"
 API_ROWS: dict[str, tuple[str, ...]] = {
-    f"outside WeChat ({CLOUD})": (
-        "cloud.callFunction",
-        "cloud.callContainer",
-        "cloud.database",
-        "cloud.uploadFile",
-        "cloud.downloadFile",
-        "cloud.getTempFileURL",
-        "cloud.deleteFile",
-    ),
+    f"outside WeChat ({CLOUD})": CLOUD_CALLS,
     f"outside WeChat ({FILES})": ("uploadFile", "downloadFile", "getImageInfo"),
     f"outside WeChat ({USER})": (
         "getRealtimePhoneNumber",
@@ -310,16 +311,7 @@ CARD_ROWS: dict[str, tuple[str, ...]] = {
     f"outside WeChat ({DEVICE})": ("getWindowInfo", "vibrateShort", "vibrateLong"),
     f"outside WeChat ({FILES})": ("openDocument", "downloadFile"),
     f"outside WeChat ({USER})": ("getPrivacySetting", "getAccountInfoSync"),
-    "in cards (WeChat offers it to APIs only)": (
-        "cloud.init",
-        "cloud.callFunction",
-        "cloud.callContainer",
-        "cloud.database",
-        "cloud.uploadFile",
-        "cloud.downloadFile",
-        "cloud.getTempFileURL",
-        "cloud.deleteFile",
-    ),
+    "in cards (WeChat offers it to APIs only)": ("cloud.init", *CLOUD_CALLS),
 }
 
 
