@@ -348,6 +348,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("CMPVM040", _W, "A dynamic card set a timer while it already had card_max_timers live timers; that timer was not started."),
     CodeInfo("CMPVM041", _W, "A dynamic card's setInterval, or a setTimeout set inside a timer callback, asked for less than card_timer_min_interval_ms; it was raised to it."),
     CodeInfo("CMPVM050", _E, "A card was changed by another instance sharing the state store each time an event was applied to it (CARD_WRITE_ATTEMPTS times); the event was not applied."),
+    CodeInfo("CMPVM051", _I, "A live card was brought up to data another instance wrote: its context, timers included, goes on with that data."),
     # -- MCP server (server/) [SRV###] --
     CodeInfo("SRV001", _E, "A path given to `skillc serve` is not served: it is not a skill, or its mcp.json is unusable."),
     CodeInfo("SRV002", _E, "Two served skills have the same folder name; only the first is served."),

@@ -205,18 +205,30 @@ def postgres_server() -> Iterator[str]:
         cluster.stop()
 
 
+@pytest.fixture(scope="session")
+def postgres_admin(postgres_server: str) -> Iterator[Any]:
+    """One connection to the test server for the whole run: dropping a test's schema costs no
+    new connection (a test that never opened its store has no schema to drop)."""
+    import psycopg
+
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        yield conn
+
+
 @pytest.fixture
-def postgres_url(postgres_server: str) -> Iterator[str]:
-    """A fresh, empty schema of the test server, as a state URL."""
-    from skillc.runtime.state import close_pools
+def postgres_url(postgres_server: str, postgres_admin: Any) -> Iterator[str]:
+    """A state URL naming a fresh schema of the test server: made by the first store that opens
+    it (migration creates the schema a URL's search_path names), dropped after the test."""
+    from skillc.runtime.state import close_pools, parse_state_url
     from tests import postgres_cluster as pg
 
-    name, url = pg.new_schema(postgres_server)
+    name = pg.new_schema_name()
+    url = pg.schema_url(postgres_server, name)
     try:
         yield url
     finally:
-        close_pools()
-        pg.drop_schema(postgres_server, name)
+        close_pools(parse_state_url(url))
+        postgres_admin.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
 @pytest.fixture(autouse=True, scope="session")

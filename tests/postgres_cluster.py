@@ -85,11 +85,15 @@ def schema_url(base: str, schema: str) -> str:
     return f"{base}{joiner}options={quote(f'-csearch_path={schema}', safe='')}"
 
 
+def new_schema_name() -> str:
+    return "t_" + secrets.token_hex(6)
+
+
 def new_schema(base: str) -> tuple[str, str]:
     """A fresh, empty schema in ``base``'s database: (its name, a URL whose tables live in it)."""
     import psycopg
 
-    name = "t_" + secrets.token_hex(6)
+    name = new_schema_name()
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}")
     return name, schema_url(base, name)

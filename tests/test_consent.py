@@ -163,7 +163,7 @@ def test_every_refusal_is_audited(runtime: ApiRuntime) -> None:
     for answer in ("yes", 1, True):
         runtime.approver = answering(answer)
         runtime.call_blocking("confirmOrder", ORDER)
-    outcomes = [(r.api_name, r.risk, r.outcome) for r in AuditLog(runtime.config.state_file).records()]
+    outcomes = [(r.api_name, r.risk, r.outcome) for r in AuditLog.of(runtime.config).records()]
     assert outcomes == [
         ("confirmOrder", RiskLevel.L3, AuditOutcome.REFUSED),
         ("confirmOrder", RiskLevel.L3, AuditOutcome.REFUSED),

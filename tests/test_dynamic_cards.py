@@ -394,3 +394,45 @@ def test_a_wait_needs_a_virtual_clock(tmp_path: Path) -> None:
     assert [d.message for d in record.diagnostics] == [
         "a wait step needs a card host on a virtual clock (skillc run builds one)"
     ]
+
+
+# -- a dynamic card on two instances sharing one state store -------------------------------------
+
+
+def test_a_countdown_tapped_on_another_instance_keeps_ticking_once_per_beat(tmp_path: Path) -> None:
+    """A's countdown set its interval in the Result handler, which a rebuilt copy never runs. After
+    B applies a tap, A's copy takes B's data in place (CMPVM051) and its interval goes on; the beat
+    due then is skipped (the card moved on elsewhere), later beats are applied once each."""
+
+    def left(patches: list[Any]) -> list[str]:
+        plain = patches_to_plain(patches)
+        return [p["text"] for p in plain if p.get("op") == "setText" and p["id"] == "0.1.0"]
+
+    async def work() -> dict[str, Any]:
+        pkg = load_skill(PICKUP, DiagnosticSink())
+        assert pkg is not None
+        runtimes = [ApiRuntime(pkg, RuntimeConfig(state_dir=tmp_path)) for _ in "AB"]
+        a, b = (CardHost(rt, card_ids=lambda: "card-1", clock=VirtualClock()) for rt in runtimes)
+        try:
+            await a.call("startCountdown", {"seconds": 30})
+            got: dict[str, Any] = {"a_first": [left(f.outcome.patches) for f in await a.advance(2000)]}
+            on_b = await b.event("card-1", "0.3")  # B never saw the card: rebuilt, no timer of its own
+            got["b_tap"] = (left(on_b.patches), [d.code for d in on_b.diagnostics])
+            got["a_skipped"] = await a.advance(1000)
+            got["a_next"] = [left(f.outcome.patches) for f in await a.advance(2000)]
+            got["b_pending"] = await b.advance(5000)
+            again = await b.event("card-1", "0.3")  # B's copy is behind A's two beats: it catches up
+            got["b_again"] = (left(again.patches), [d.code for d in again.diagnostics])
+            return got
+        finally:
+            for host, rt in zip((a, b), runtimes, strict=True):
+                await host.close()
+                rt.close()
+
+    got = asyncio.run(work())
+    assert got["a_first"] == [["29 秒"], ["28 秒"]]
+    assert got["b_tap"] == (["38 秒"], ["CMPVM014"])
+    assert got["a_skipped"] == []  # took B's 38 in place; the beat due at 3 s was B's turn
+    assert got["a_next"] == [["37 秒"], ["36 秒"]]
+    assert got["b_pending"] == []  # the rebuilt copy set no timer: the card ticks on A alone
+    assert got["b_again"] == (["46 秒"], ["CMPVM051"])

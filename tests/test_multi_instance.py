@@ -9,6 +9,7 @@ option sets for every test).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -25,6 +26,8 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp.client import Client
+from mcp_types import ElicitResult, InputRequiredResult
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
@@ -34,6 +37,7 @@ from skillc.runtime.cards.card_host import CARD_WRITE_ATTEMPTS, CardHost
 from skillc.runtime.cards.card_models import EventOutcome
 from skillc.runtime.cards.card_store import CardStore
 from skillc.runtime.config import RuntimeConfig
+from skillc.server.consent import CONSENT_KEY
 from skillc.server.results import event_result
 from tests.conftest import FIXTURES, STATE_STORE_OPTION
 
@@ -192,6 +196,40 @@ def test_storage_written_through_a_is_read_through_b(instances: tuple[Instance, 
     assert b.call("readNote", {})["content"] == [{"type": "text", "text": "note: oat milk"}]
 
 
+def test_a_consent_asked_on_a_is_answered_on_b_and_spent_once(instances: tuple[Instance, Instance]) -> None:
+    a, b = instances
+    a.call("keepNote", {"text": "oat milk"})
+    yes = {CONSENT_KEY: ElicitResult(action="accept", content={"approve": True})}
+
+    async def never_asked(_ctx: Any, _params: Any) -> ElicitResult:  # declares the capability
+        raise AssertionError("the server asks through InputRequiredResult, not mid-call")
+
+    async def session() -> tuple[Any, Any, Any]:
+        async with (
+            Client(a.url, elicitation_callback=never_asked) as on_a,
+            Client(b.url, elicitation_callback=never_asked) as on_b,
+        ):
+            asked = await on_a.session.call_tool("clearNote", {}, allow_input_required=True)
+            assert isinstance(asked, InputRequiredResult), asked
+            state = asked.request_state
+            done = await on_b.session.call_tool("clearNote", {}, input_responses=yes, request_state=state)
+            again = await on_a.session.call_tool("clearNote", {}, input_responses=yes, request_state=state)
+            events = await on_b.read_resource(done.meta["skillc/events"] + "?limit=1000") if done.meta else None
+            return done, again, events
+
+    done, replayed, events = asyncio.run(session())
+    # B accepts the consent A asked for (one key across the fleet), and A refuses it once spent on B.
+    assert [c.text for c in done.content] == ["forgotten"]
+    assert replayed.is_error is True and replayed.content[0].text.startswith("clearNote needs the user's approval")
+    assert b.call("readNote", {})["content"] == [{"type": "text", "text": "note: (none)"}]
+    # The client is one session on both instances: B's events page holds what ran on A too.
+    assert events is not None
+    page = json.loads(events.contents[0].text)
+    consents = [e["metadata"]["consent"] for e in page["events"] if "consent" in e["metadata"]]
+    assert consents == ["asked", "given", "refused"]
+    assert [e["id"] for e in page["events"]] == list(range(1, len(page["events"]) + 1))
+
+
 def test_200_concurrent_taps_on_one_card_across_two_instances_apply_once_each(
     instances: tuple[Instance, Instance],
 ) -> None:
@@ -345,7 +383,7 @@ def test_a_tap_whose_write_finds_the_card_changed_is_applied_again_on_the_new_st
         again = a.tap(card)
         assert made() == 1
         assert count_of(patch_list(again)) == 42  # 41 from the other write, then this tap: once
-        assert [d.code for d in again.diagnostics] == ["CMPVM014"]
+        assert [d.code for d in again.diagnostics] == ["CMPVM051"]  # the live copy took the new data in place
         stored = a.host.store.load_versioned(card)
         assert stored is not None and (stored.data["count"], stored.version) == (42, 4)
     finally:
@@ -360,7 +398,7 @@ def test_a_tap_that_loses_every_write_is_refused_with_cmpvm050(tmp_path: Path) -
         refused = a.tap(card)
         assert made() == CARD_WRITE_ATTEMPTS
         assert (refused.patches, refused.handled, refused.document) == ([], [], None)
-        assert [(d.code, d.message) for d in refused.diagnostics if d.code != "CMPVM014"] == [
+        assert [(d.code, d.message) for d in refused.diagnostics if d.code != "CMPVM051"] == [
             (
                 "CMPVM050",
                 f"card {card} was changed by another instance each of 5 times the tap on {ADD} was applied;"

@@ -46,7 +46,8 @@ def card_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_mounted_card_is_written_once_and_numbered_in_order(tmp_path: Path, card_writes: list[str]) -> None:
     pkg = load_skill(COFFEE, DiagnosticSink())
     assert pkg is not None
-    runtime = ApiRuntime(pkg, RuntimeConfig(state_dir=tmp_path))
+    # SQLite's statement trace counts the writes: this test pins the engine it traces.
+    runtime = ApiRuntime(pkg, RuntimeConfig(state_dir=tmp_path, state_url=None))
     ids = itertools.count(1)
     host = CardHost(runtime, card_ids=lambda: f"card-{next(ids)}")
 

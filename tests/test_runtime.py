@@ -99,7 +99,7 @@ def test_l3_without_approval_is_refused_and_audited(coffee: ApiRuntime) -> None:
     outcome = coffee.call_blocking("confirmOrder", {"drinkId": "d01"})
     assert outcome.result.is_error and outcome.approved is False
     assert [d.code for d in outcome.diagnostics] == ["RUN019"]
-    [record] = AuditLog(coffee.config.state_file).records()
+    [record] = AuditLog.of(coffee.config).records()
     assert (record.api_name, record.risk.value, record.outcome) == ("confirmOrder", "L3", AuditOutcome.REFUSED)
     assert record.user_did == "did:example:user" and record.arguments_digest.startswith("sha256:")
 
@@ -465,7 +465,7 @@ def test_cli_refuses_l3_without_approve_and_storage_survives_restarts(tmp_path: 
         str(tmp_path),
     )
     assert json.loads(other_user.stdout)["result"]["structuredContent"]["order"]["orderId"] == "MB000001"
-    outcomes = [r.outcome.value for r in AuditLog(tmp_path / "state.sqlite3").records()]
+    outcomes = [r.outcome.value for r in AuditLog.of(RuntimeConfig(state_dir=tmp_path)).records()]
     assert outcomes == ["refused", "ok", "ok", "ok"]
 
 

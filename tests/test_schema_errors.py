@@ -73,7 +73,7 @@ def test_one_violation_stops_the_call_with_the_exact_diagnostic(
     assert asked == []  # invalid arguments are refused before anyone is asked to approve them
     if outcome.risk.audited:
         assert outcome.audit is not None and outcome.audit.outcome is AuditOutcome.INVALID
-        assert [r.outcome for r in AuditLog(runtime.config.state_file).records()] == [AuditOutcome.INVALID]
+        assert [r.outcome for r in AuditLog.of(runtime.config).records()] == [AuditOutcome.INVALID]
     else:
         assert outcome.audit is None
 

@@ -276,9 +276,7 @@ def test_the_supervisor_gives_up_when_a_worker_cannot_start(tmp_path: Path, capf
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        options = WorkerOptions(
-            paths=(SLOW,), host="127.0.0.1", port=port, runtime=RuntimeConfig(state_dir=tmp_path), consent_key_hex="00"
-        )
+        options = WorkerOptions(paths=(SLOW,), host="127.0.0.1", port=port, runtime=RuntimeConfig(state_dir=tmp_path))
         said: list[str] = []
         announced: list[bool] = []
         code = Supervisor(options, 2, said.append).run(lambda: announced.append(True))

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
 from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.state import StateStore, StateUrl, connect_state, open_state, parse_state_url
 from skillc.server.consent import ConsentPolicy
 from skillc.server.events import EventHub, EventLimits, EventQuery, EventUriError, parse_events_uri
 from skillc.server.runner import ServeHandle, ServeOptions
@@ -23,6 +26,55 @@ from tests.conftest import COFFEE
 from tests.test_server import apps_client
 
 # -- the buffer -------------------------------------------------------------------------------------
+# Every buffer test runs on each backend: this process's memory, and the state store's tables on
+# SQLite and PostgreSQL (skipped without a PostgreSQL to start).
+
+NewStore = Callable[[], StateStore]
+NewHub = Callable[..., EventHub]
+
+
+def _stores(kind: str, request: pytest.FixtureRequest) -> NewStore:
+    """Stores on one database, a new one per call with connections of its own: what another
+    instance of a fleet on that database would open."""
+    if kind == "sqlite":
+        path = request.getfixturevalue("tmp_path") / "state.sqlite3"
+        return lambda: open_state(path)
+    url: StateUrl = parse_state_url(request.getfixturevalue("postgres_url"))
+    pooled = [open_state(url)]  # migrated; closed with the schema by postgres_url
+    extra: list[StateStore] = []
+
+    def close() -> None:
+        for store in extra:
+            store.close()
+
+    request.addfinalizer(close)
+
+    def another() -> StateStore:
+        if pooled:
+            return pooled.pop()
+        extra.append(connect_state(url))
+        return extra[-1]
+
+    return another
+
+
+def _hubs(backend: str, request: pytest.FixtureRequest) -> NewHub:
+    if backend == "memory":
+        return lambda limits=None: EventHub(limits)
+    stores = _stores(backend, request)
+    return lambda limits=None: EventHub(limits, store=stores())
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+def new_hub(request: pytest.FixtureRequest) -> NewHub:
+    """``new_hub(limits=None)``: a hub on this test's backend (each on a store of its own)."""
+    return _hubs(str(request.param), request)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def new_instance(request: pytest.FixtureRequest) -> NewHub:
+    """``new_instance(limits=None)``: a hub on a shared store, as one more instance would have."""
+    return _hubs(str(request.param), request)
 
 
 def _fill(hub: EventHub, n: int, session: str = "s") -> None:
@@ -30,8 +82,8 @@ def _fill(hub: EventHub, n: int, session: str = "s") -> None:
         hub.append(session, "api-vm", "console", "info", f"line {i + 1}")
 
 
-def test_pages_follow_the_cursor_without_duplicates_or_gaps() -> None:
-    hub = EventHub()
+def test_pages_follow_the_cursor_without_duplicates_or_gaps(new_hub: NewHub) -> None:
+    hub = new_hub()
     _fill(hub, 5)
     first = hub.page(EventQuery("s", cursor=0, limit=2))
     assert [e.id for e in first.events] == [1, 2] and first.next_cursor == 2
@@ -42,10 +94,12 @@ def test_pages_follow_the_cursor_without_duplicates_or_gaps() -> None:
     assert empty.events == [] and empty.next_cursor == 7  # nothing new: the cursor stays
     assert (empty.oldest_cursor, empty.newest_cursor, empty.retained_count, empty.dropped_count) == (1, 7, 7, 0)
     assert [e.message for e in second.events] == ["line 3", "line 4", "line 5", "line 1", "line 2"]
+    beyond = hub.page(EventQuery("s", cursor=10**30, drain=True))  # any number the URI takes
+    assert (beyond.events, beyond.next_cursor, beyond.retained_count) == ([], 10**30, 7)
 
 
-def test_drain_removes_what_it_returned() -> None:
-    hub = EventHub()
+def test_drain_removes_what_it_returned(new_hub: NewHub) -> None:
+    hub = new_hub()
     _fill(hub, 4)
     drained = hub.page(EventQuery("s", cursor=0, limit=3, drain=True))
     assert [e.id for e in drained.events] == [1, 2, 3]
@@ -54,8 +108,8 @@ def test_drain_removes_what_it_returned() -> None:
     assert [e.id for e in rest.events] == [4]  # ids are never reused
 
 
-def test_the_bound_holds_under_ten_thousand_events() -> None:
-    hub = EventHub(EventLimits(max_events=1000))
+def test_the_bound_holds_under_ten_thousand_events(new_hub: NewHub) -> None:
+    hub = new_hub(EventLimits(max_events=1000))
     _fill(hub, 10_000)
     page = hub.page(EventQuery("s", cursor=0, limit=1000))
     assert (page.retained_count, page.dropped_count) == (1000, 9000)
@@ -63,8 +117,8 @@ def test_the_bound_holds_under_ten_thousand_events() -> None:
     assert page.events[0].id == 9001  # a cursor before the oldest: the gap is visible, nothing repeats
 
 
-def test_a_long_message_is_cut_at_a_character_boundary() -> None:
-    hub = EventHub(EventLimits(max_message_bytes=64))
+def test_a_long_message_is_cut_at_a_character_boundary(new_hub: NewHub) -> None:
+    hub = new_hub(EventLimits(max_message_bytes=64))
     event = hub.append("s", "api-vm", "console", "info", "咖" * 40)  # 120 bytes of UTF-8
     assert event.message == "咖" * 21  # 63 bytes: the 22nd character would be cut in half
     assert event.truncation is not None and event.truncation.wire() == {
@@ -74,14 +128,132 @@ def test_a_long_message_is_cut_at_a_character_boundary() -> None:
     }
 
 
-def test_the_least_recently_written_session_goes_first() -> None:
-    hub = EventHub(EventLimits(max_sessions=2))
+def test_the_least_recently_written_session_goes_first(new_hub: NewHub) -> None:
+    hub = new_hub(EventLimits(max_sessions=2))
     _fill(hub, 1, "a")
     _fill(hub, 1, "b")
     _fill(hub, 1, "a")
     _fill(hub, 1, "c")
     assert hub.sessions() == ["a", "c"]
     assert hub.page(EventQuery("b")).events == []
+
+
+# -- instances sharing one store ------------------------------------------------------------------
+
+
+def _append(hub: EventHub, session: str, message: str) -> int:
+    return hub.append(session, "api-vm", "console", "info", message).id
+
+
+def _run_all(jobs: list[Callable[[], list[int]]]) -> list[list[int]]:
+    """Run each job on a thread of its own, all starting together; the first error is raised."""
+    start = threading.Barrier(len(jobs))
+
+    def run(job: Callable[[], list[int]]) -> list[int]:
+        start.wait()
+        return job()
+
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        return list(pool.map(run, jobs))
+
+
+def test_another_instance_pages_drains_and_continues_the_ids(new_instance: NewHub) -> None:
+    one, two = new_instance(), new_instance()
+    _fill(one, 3)
+    seen = two.page(EventQuery("s"))
+    assert [(e.id, e.message) for e in seen.events] == [(1, "line 1"), (2, "line 2"), (3, "line 3")]
+    assert (_append(two, "s", "from two"), _append(one, "s", "from one")) == (4, 5)
+    drained = two.page(EventQuery("s", cursor=0, limit=2, drain=True))
+    assert [e.id for e in drained.events] == [1, 2]
+    after = one.page(EventQuery("s", cursor=0))
+    assert [(e.id, e.message) for e in after.events] == [(3, "line 3"), (4, "from two"), (5, "from one")]
+    assert (after.oldest_cursor, after.newest_cursor, after.retained_count, after.dropped_count) == (3, 5, 3, 2)
+    assert one.sessions() == two.sessions() == ["s"]
+    one.page(EventQuery("s", cursor=4, limit=1000, drain=True))  # drains 5, and 3, 4 below the cursor
+    gone = two.page(EventQuery("s", cursor=0))
+    assert (gone.events, gone.retained_count, gone.dropped_count, gone.oldest_cursor) == ([], 0, 5, None)
+    assert _append(two, "s", "after") == 6  # ids are never reused, whichever instance writes
+
+
+def test_appends_from_threads_on_two_instances_take_every_id_once(new_instance: NewHub) -> None:
+    hubs = [new_instance(), new_instance()]
+    threads, each = 8, 40
+
+    def writer(t: int) -> Callable[[], list[int]]:
+        return lambda: [_append(hubs[t % 2], "s", f"{t}:{i}") for i in range(each)]
+
+    taken = _run_all([writer(t) for t in range(threads)])
+    total = threads * each
+    assert sorted(i for ids in taken for i in ids) == list(range(1, total + 1))  # no duplicate, none lost
+    assert all(ids == sorted(ids) for ids in taken)  # one writer's events keep its order
+    page = hubs[1].page(EventQuery("s", limit=1000))
+    assert [e.id for e in page.events] == list(range(1, total + 1))
+    by_id = {e.id: e.message for e in page.events}
+    assert all(by_id[i] == f"{t}:{n}" for t, ids in enumerate(taken) for n, i in enumerate(ids))
+    assert (page.retained_count, page.dropped_count, page.next_cursor) == (total, 0, total)
+
+
+def test_instances_draining_while_another_appends_see_each_event_once(new_instance: NewHub) -> None:
+    # One client's polls may land on any instance, two at a time.
+    writer, readers = new_instance(), [new_instance(), new_instance()]
+    total = 300
+    finished = threading.Event()
+
+    def write() -> list[int]:
+        try:
+            return [_append(writer, "s", f"m{i}") for i in range(total)]
+        finally:
+            finished.set()
+
+    def drain(reader: EventHub) -> Callable[[], list[int]]:
+        def run() -> list[int]:
+            seen: list[int] = []
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # counts gone wrong must fail the test, not hang it
+                done = finished.is_set()  # read before the page: a page after the last write follows
+                seen += [e.id for e in reader.page(EventQuery("s", cursor=0, limit=7, drain=True)).events]
+                if done and reader.page(EventQuery("s")).retained_count == 0:
+                    return seen
+            raise AssertionError(f"the buffer never emptied: {reader.page(EventQuery('s'))}")
+
+        return run
+
+    written, *seen = _run_all([write, *(drain(r) for r in readers)])
+    assert written == list(range(1, total + 1))
+    assert sorted(seen[0] + seen[1]) == written  # each drained once, none lost
+    assert all(ids == sorted(ids) for ids in seen)  # and in order
+    last = writer.page(EventQuery("s"))
+    assert (last.dropped_count, last.retained_count, last.oldest_cursor) == (total, 0, None)
+
+
+def test_the_session_bound_holds_across_instances(new_instance: NewHub) -> None:
+    limits = EventLimits(max_sessions=3)
+    one, two = new_instance(limits), new_instance(limits)
+    for hub, session in [(one, "a"), (one, "b"), (one, "c"), (two, "a")]:  # a written again, elsewhere
+        _append(hub, session, "x")
+    _append(one, "d", "x")  # a fourth session: b is the least recently written, on either instance
+    assert one.sessions() == two.sessions() == ["c", "a", "d"]
+    assert two.page(EventQuery("b")).retained_count == 0
+    assert _append(two, "b", "again") == 1  # a dropped session starts over, as in memory
+    assert one.sessions() == ["a", "d", "b"]
+
+    # Instances creating sessions and writing to the ones they keep, all at once.
+    def churn(t: int) -> Callable[[], list[int]]:
+        hub = (one, two)[t % 2]
+        return lambda: [_append(hub, name, "y") for i in range(15) for name in (f"t{t}-{i}", "a", f"t{t}-{i}")]
+
+    _run_all([churn(t) for t in range(6)])
+    kept = two.sessions()
+    assert len(kept) == 3 and one.sessions() == kept
+    for name in kept:  # each kept buffer is whole: its ids run from oldest to newest
+        page = one.page(EventQuery(name, limit=1000))
+        assert page.oldest_cursor is not None and page.newest_cursor is not None
+        assert [e.id for e in page.events] == list(range(page.oldest_cursor, page.newest_cursor + 1))
+        assert page.retained_count == len(page.events) and page.dropped_count == 0
+    for t in range(6):  # a dropped session left nothing behind: written again, it holds one event
+        name = f"t{t}-0"
+        assert _append(one, name, "z") == 1
+        assert [e.message for e in two.page(EventQuery(name)).events] == ["z"]
 
 
 @pytest.mark.parametrize(

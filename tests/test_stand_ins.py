@@ -83,7 +83,7 @@ def stand_in_audit(outcome: dict[str, Any]) -> list[tuple[str, str, str, str | N
 
 def audit_log(state: Path) -> list[tuple[str, str | None, RiskLevel, AuditOutcome]]:
     """The audit log as written, read back from the state database."""
-    return [(r.api_name, r.wx_api, r.risk, r.outcome) for r in AuditLog(state / "state.sqlite3").records()]
+    return [(r.api_name, r.wx_api, r.risk, r.outcome) for r in AuditLog.of(RuntimeConfig(state_dir=state)).records()]
 
 
 # -- wx.requestPayment ----------------------------------------------------------------------------
@@ -526,20 +526,20 @@ def test_the_coffee_order_whose_payment_fails(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServeHandle, Path]]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServeHandle, RuntimeConfig]]:
     state = tmp_path_factory.mktemp("stand-ins-state")
     profile, problems = load_profile(PROFILE.read_text("utf-8"), str(PROFILE))
     assert problems == []
-    options = ServeOptions(paths=(SKILL,), port=0, runtime=RuntimeConfig(state_dir=state, profile=profile))
-    with ServeHandle.start(options) as handle:
-        yield handle, state
+    config = RuntimeConfig(state_dir=state, profile=profile)
+    with ServeHandle.start(ServeOptions(paths=(SKILL,), port=0, runtime=config)) as handle:
+        yield handle, config  # the server's store: a test's own RuntimeConfig may name another
 
 
 @pytest.mark.parametrize("action", ["accept", "decline"])
 def test_serve_asks_by_elicitation_before_a_profile_stand_in_answers(
-    server: tuple[ServeHandle, Path], action: Literal["accept", "decline"]
+    server: tuple[ServeHandle, RuntimeConfig], action: Literal["accept", "decline"]
 ) -> None:
-    handle, state = server
+    handle, config = server
     asked: list[str] = []
 
     async def answer(_ctx: Any, params: Any) -> ElicitResult:
@@ -550,10 +550,11 @@ def test_serve_asks_by_elicitation_before_a_profile_stand_in_answers(
         async with Client(handle.url, elicitation_callback=answer) as client:
             return await client.call_tool("myPhone", {})
 
-    before = len(AuditLog(state / "state.sqlite3").records())
+    before = len(AuditLog.of(config).records())
     result = asyncio.run(session())
     assert asked == ["myPhone (risk L4) needs your consent."]
-    written = [(r.api_name, r.wx_api, r.outcome) for r in AuditLog(state / "state.sqlite3").records()[before:]]
+    log = AuditLog.of(config)
+    written = [(r.api_name, r.wx_api, r.outcome) for r in log.records()[before:]]
     if action == "accept":
         assert result.structured_content["seen"] == both(PHONE, "getPhoneNumber:ok")
         assert written == [

@@ -6,6 +6,7 @@ cluster; skipped without PostgreSQL, a failure under CI)."""
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import threading
 from pathlib import Path
@@ -20,7 +21,7 @@ from skillc.runtime.contracts import ApiCallContext, AuditOutcome, RiskLevel
 from skillc.runtime.host.identity import LoginStore
 from skillc.runtime.host.storage import Storage, StorageError, StorageScope
 from skillc.runtime.state import SCHEMA_VERSION, StateError, StateUrl, connect_state, open_state, parse_state_url
-from skillc.runtime.state.schema import migrate, schema_version
+from skillc.runtime.state.schema import TABLES, migrate, schema_version
 from skillc.runtime.state.url import StateUrlError
 from tests.conftest import COFFEE
 
@@ -177,8 +178,8 @@ def test_state_migrate_and_check_commands(state: str) -> None:
         assert code == 1
         assert out.splitlines() == [
             f"problem: schema version 0, expected {SCHEMA_VERSION} (run `skillc state migrate`)",
-            *(f"problem: table {t} is missing" for t in ("storage", "cards", "audit", "ui_audit", "logins")),
-            f"{where}: 6 problems",
+            *(f"problem: table {t} is missing" for t in TABLES),
+            f"{where}: {1 + len(TABLES)} problems",
         ]
     code, out = _invoke("state", "migrate", "--state", state)
     assert code == 0 and out.splitlines()[0] == "applied migration 1: storage, cards, audit, ui_audit and logins"
@@ -280,8 +281,11 @@ def test_skillc_call_keeps_storage_and_audit_in_the_given_store(state: str, tmp_
         ("--state", "skillc: error: cannot connect to the state store postgresql://nobody@127.0.0.1:1/x: "),
     ],
 )
-def test_a_call_whose_store_cannot_be_opened_is_one_error_line(flag: str, message: str, tmp_path: Path) -> None:
+def test_a_call_whose_store_cannot_be_opened_is_one_error_line(
+    flag: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Not a traceback: the state dir under a regular file, or a PostgreSQL that refuses."""
+    monkeypatch.delenv("SKILLC_STATE_URL", raising=False)  # a state URL would win over --state-dir
     (tmp_path / "afile").write_text("")
     target = str(tmp_path / "afile" / "sub") if flag == "--state-dir" else "postgresql://nobody@127.0.0.1:1/x"
     result = CliRunner().invoke(main, ["call", str(COFFEE), "searchDrinks", "--args", "{}", flag, target])
@@ -289,3 +293,24 @@ def test_a_call_whose_store_cannot_be_opened_is_one_error_line(flag: str, messag
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.output.startswith(message.format(tmp=tmp_path))
     assert "Traceback" not in result.output
+
+
+def test_migrate_creates_the_schema_the_url_names(postgres_server: str) -> None:
+    import psycopg
+
+    from tests import postgres_cluster as pg
+
+    name = "skillc_" + secrets.token_hex(4)
+    url = pg.schema_url(postgres_server, name.upper())  # unquoted in search_path: folded to lower case
+    try:
+        code, out = _invoke("state", "migrate", "--state", url)
+        assert code == 0 and out.splitlines()[-1].endswith(f": schema version 0 -> {SCHEMA_VERSION}"), out
+        with psycopg.connect(postgres_server) as conn:
+            rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (name,)).fetchall()
+        assert {r[0] for r in rows} == {*TABLES, "skillc_schema"}
+        assert _invoke("state", "check", "--state", url)[0] == 0
+    finally:
+        from skillc.runtime.state import close_pools
+
+        close_pools(parse_state_url(url))
+        pg.drop_schema(postgres_server, name)

@@ -171,7 +171,10 @@ class RuntimeConfig(BaseModel):
     identity: Identity = Field(default_factory=Identity)
     # wx.login's capability tokens (docs/security.md, "Identity"): their lifetime and signing key.
     login_ttl_s: float = Field(default=7200.0, gt=0, le=366 * 86400, description="how long a wx.login token is valid")
-    identity_key_file: Path | None = Field(default=None, description="the HMAC key of tokens [state_dir/identity.key]")
+    identity_key_file: Path | None = Field(
+        default=None,
+        description="the HMAC key of tokens [state_dir/identity.key; on PostgreSQL, a key kept in the store]",
+    )
     device: DeviceInfo = Field(default_factory=DeviceInfo)
     app: AppBaseInfo = Field(default_factory=AppBaseInfo)
     profile: UserProfile | None = Field(default=None, description="the user's phone, addresses and location")

@@ -16,6 +16,15 @@ client's request.
 Bounds. ``max_entries`` counts refs, ``max_total_bytes`` counts stored bytes (each digest once).
 After every put the store drops expired refs, then the least recently put refs until both bounds
 hold; a blob goes when its last ref goes.
+
+Shared. Given a state store (``ArtefactStore(limits, store=open_state(...))``), refs and bytes
+live in its ``artefact_refs`` and ``artefact_blobs`` tables instead of this process's memory, so a
+uri one server instance returned reads the same through any instance on the same store, with the
+same rules. A put and its evictions run in one transaction under the store-wide ``artefacts``
+lock; reads take no lock unless they find an expired ref to drop. Times are kept to the
+millisecond, the eviction counters count this instance's evictions, and every instance should use
+the same limits (each put enforces the putter's). An empty session id is refused there: the
+tables spell "no session" as ``''``.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import math
 import re
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,6 +44,8 @@ from typing import Annotated
 
 from mcp_types import BlobResourceContents, ResourceTemplate
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from skillc.runtime.state.store import StateStore, Tx
 
 ARTEFACT_URI_TEMPLATE = "artefact://sha256/{digest}"
 DEFAULT_MIME = "application/octet-stream"
@@ -123,6 +135,75 @@ def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _ms(t: float) -> int:
+    return round(t * 1000)
+
+
+@dataclass(frozen=True)
+class _Put:
+    """A checked put waiting for its time: the index reads the clock under its lock, so put order
+    and ``created_at`` agree."""
+
+    hex_digest: str
+    body: bytes
+    session_id: str | None
+    ttl: float
+    mime: str
+    display_name: str | None
+    tool_call_id: str | None
+    correlation_id: str | None
+    producer_job_id: str | None
+    metadata: dict[str, MetadataValue]
+
+    def ref_at(self, now: float) -> FileRef:
+        try:
+            expires_at = _iso(now + self.ttl)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"ttl_s {self.ttl!r} puts the expiry out of range") from exc
+        return FileRef(
+            uri=artefact_uri(self.hex_digest),
+            mime=self.mime,
+            size_bytes=len(self.body),
+            display_name=self.display_name,
+            digest=f"sha256:{self.hex_digest}",
+            producer_job_id=self.producer_job_id,
+            tool_call_id=self.tool_call_id,
+            session_id=self.session_id,
+            correlation_id=self.correlation_id,
+            created_at=_iso(now),
+            expires_at=expires_at,
+            metadata=self.metadata,
+        )
+
+
+class _Index(ABC):
+    """Where the refs and bytes live and how the bounds are kept; :class:`ArtefactStore` checks
+    the arguments and delegates. Every method must be safe to call from several threads."""
+
+    def __init__(self, limits: ArtefactLimits, clock: Callable[[], float]) -> None:
+        self.limits = limits
+        self.clock = clock
+
+    @abstractmethod
+    def put(self, put: _Put) -> FileRef: ...
+
+    @abstractmethod
+    def get(self, hex_digest: str, session_id: str | None) -> tuple[FileRef, bytes] | None: ...
+
+    @abstractmethod
+    def refs(self, session_id: str | None) -> list[FileRef]: ...
+
+    @abstractmethod
+    def count(self) -> int: ...
+
+    @abstractmethod
+    def total_bytes(self) -> int: ...
+
+    @abstractmethod
+    def evictions(self) -> tuple[int, int]:
+        """(expired, for space) so far."""
+
+
 _Key = tuple[str, str | None]  # (hex digest, session id)
 
 
@@ -133,13 +214,12 @@ class _Entry:
     seq: int  # put order; created_at has millisecond ties
 
 
-class ArtefactStore:
-    """Thread-safe: every public method takes the one lock, so puts and reads from the server's
-    request threads and the runner's worker threads see one consistent store."""
+class _MemoryIndex(_Index):
+    """This process's memory: every method takes the one lock, so puts and reads from the
+    server's request threads and the runner's worker threads see one consistent store."""
 
-    def __init__(self, limits: ArtefactLimits | None = None, clock: Callable[[], float] = time.time) -> None:
-        self.limits = limits or ArtefactLimits()
-        self._clock = clock
+    def __init__(self, limits: ArtefactLimits, clock: Callable[[], float]) -> None:
+        super().__init__(limits, clock)
         self._lock = threading.Lock()
         # Oldest first; a refresh moves the ref to the end, so the front is what to evict next.
         self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
@@ -150,61 +230,18 @@ class ArtefactStore:
         self._evicted_for_space = 0
         self._seq = 0
 
-    # -- writing ---------------------------------------------------------------------------------
-
-    def put(
-        self,
-        data: bytes,
-        *,
-        mime: str = DEFAULT_MIME,
-        display_name: str | None = None,
-        session_id: str | None = None,
-        tool_call_id: str | None = None,
-        correlation_id: str | None = None,
-        producer_job_id: str | None = None,
-        ttl_s: float | None = None,
-        metadata: Mapping[str, MetadataValue] | None = None,
-    ) -> FileRef:
-        """Store ``data`` and return its ref. The same bytes put again by the same session replace
-        that session's ref (new fields, new expiry, newest in eviction order) and are stored and
-        counted once. Raises :class:`ArtefactTooLarge` over ``max_body_bytes``, ``ValueError`` for a
-        ``ttl_s`` that is not a positive finite number of seconds."""
-        # bytes() so a caller's bytearray changed after the put cannot change what we serve.
-        body = bytes(data)
-        if len(body) > self.limits.max_body_bytes:
-            raise ArtefactTooLarge(len(body), self.limits.max_body_bytes)
-        ttl = self.limits.default_ttl_s if ttl_s is None else ttl_s
-        if not (math.isfinite(ttl) and ttl > 0):
-            raise ValueError(f"ttl_s must be a positive number of seconds, not {ttl_s!r}")
-        hex_digest = hashlib.sha256(body).hexdigest()
+    def put(self, put: _Put) -> FileRef:
         with self._lock:
-            now = self._clock()
-            try:
-                expires_at = _iso(now + ttl)
-            except (OverflowError, OSError, ValueError) as exc:
-                raise ValueError(f"ttl_s {ttl_s!r} puts the expiry out of range") from exc
-            ref = FileRef(
-                uri=artefact_uri(hex_digest),
-                mime=mime,
-                size_bytes=len(body),
-                display_name=display_name,
-                digest=f"sha256:{hex_digest}",
-                producer_job_id=producer_job_id,
-                tool_call_id=tool_call_id,
-                session_id=session_id,
-                correlation_id=correlation_id,
-                created_at=_iso(now),
-                expires_at=expires_at,
-                metadata=dict(metadata or {}),
-            )
-            key: _Key = (hex_digest, session_id)
+            now = self.clock()
+            ref = put.ref_at(now)
+            key: _Key = (put.hex_digest, put.session_id)
             self._entries.pop(key, None)
             self._seq += 1
-            self._entries[key] = _Entry(ref, now + ttl, self._seq)
-            self._holders.setdefault(hex_digest, set()).add(session_id)
-            if hex_digest not in self._blobs:
-                self._blobs[hex_digest] = body
-                self._total_bytes += len(body)
+            self._entries[key] = _Entry(ref, now + put.ttl, self._seq)
+            self._holders.setdefault(put.hex_digest, set()).add(put.session_id)
+            if put.hex_digest not in self._blobs:
+                self._blobs[put.hex_digest] = put.body
+                self._total_bytes += len(put.body)
             self._evict(now)
             return ref
 
@@ -237,6 +274,301 @@ class ArtefactStore:
             return None
         return entry
 
+    def get(self, hex_digest: str, session_id: str | None) -> tuple[FileRef, bytes] | None:
+        with self._lock:
+            now = self.clock()
+            if session_id is None:
+                candidates = [self._live((hex_digest, s), now) for s in list(self._holders.get(hex_digest, ()))]
+                live = [e for e in candidates if e is not None]
+                # Several sessions may hold the digest; the newest put is the most relevant ref.
+                entry = max(live, key=lambda e: e.seq, default=None)
+            else:
+                entry = self._live((hex_digest, session_id), now) or self._live((hex_digest, None), now)
+            if entry is None:
+                return None
+            return entry.ref, self._blobs[hex_digest]
+
+    def refs(self, session_id: str | None) -> list[FileRef]:
+        with self._lock:
+            self._drop_expired(self.clock())
+            if session_id is None:
+                return [e.ref for e in self._entries.values()]
+            return [
+                e.ref
+                for (d, s), e in self._entries.items()
+                if s == session_id or (s is None and (d, session_id) not in self._entries)
+            ]
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def total_bytes(self) -> int:
+        with self._lock:
+            return self._total_bytes
+
+    def evictions(self) -> tuple[int, int]:
+        with self._lock:
+            return self._evicted_expired, self._evicted_for_space
+
+
+# Every write to the two tables happens under this lock, so a put's count-then-evict sees no other
+# put, seq (MAX + 1) is unique, and no blob is dropped while a put is adding a ref to it.
+STORE_LOCK = "artefacts"
+_NO_SESSION = ""  # a key column cannot be NULL
+
+
+def _column(session_id: str | None) -> str:
+    return _NO_SESSION if session_id is None else session_id
+
+
+class _StoredIndex(_Index):
+    """The state store's ``artefact_refs`` and ``artefact_blobs`` tables, shared by every instance
+    on the store. Writes run in a transaction under :data:`STORE_LOCK`; reads are single
+    statements without it, and a ref or blob gone between two of them reads as gone."""
+
+    def __init__(self, store: StateStore, limits: ArtefactLimits, clock: Callable[[], float]) -> None:
+        super().__init__(limits, clock)
+        self._store = store
+        self._counts_lock = threading.Lock()
+        self._evicted_expired = 0
+        self._evicted_for_space = 0
+
+    def _counted(self, expired: int, for_space: int = 0) -> None:
+        # Called after the commit: a rolled-back transaction evicted nothing.
+        with self._counts_lock:
+            self._evicted_expired += expired
+            self._evicted_for_space += for_space
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def put(self, put: _Put) -> FileRef:
+        if put.session_id == _NO_SESSION:
+            raise ValueError("a session id must not be empty: the shared store spells no session as ''")
+        store = self._store
+        with store.transaction(lock=STORE_LOCK) as tx:
+            now = self.clock()
+            ref = put.ref_at(now)
+            # At least a millisecond: a positive ttl must not expire at its own put, as in memory.
+            expires = max(_ms(now + put.ttl), _ms(now) + 1)
+            # One round trip for what the put must know: its place in eviction order, and whether
+            # the bytes are there already (then they are not sent to the database again).
+            seq, stored = tx.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1, EXISTS (SELECT 1 FROM artefact_blobs WHERE digest = ?)"
+                " FROM artefact_refs",
+                (put.hex_digest,),
+            )[0]
+            columns = ("digest", "session_id", "seq", "expires", "ref")
+            tx.execute(
+                store.dialect.upsert("artefact_refs", columns, ("digest", "session_id")),
+                (put.hex_digest, _column(put.session_id), int(seq), expires, ref.model_dump_json()),
+            )
+            if not stored:
+                tx.execute(
+                    "INSERT INTO artefact_blobs (digest, size, body) VALUES (?, ?, ?)",
+                    (put.hex_digest, len(put.body), put.body),
+                )
+            expired, for_space = self._evict(tx, _ms(now))
+        self._counted(expired, for_space)
+        return ref
+
+    def _evict(self, tx: Tx, now_ms: int) -> tuple[int, int]:
+        """Drop the expired refs, then the oldest until both bounds hold: (expired, for space)."""
+        count, total, expired = self._sizes(tx, now_ms)
+        if expired:
+            expired = self._drop_expired(tx, now_ms)
+            count, total, _ = self._sizes(tx, now_ms)
+        max_entries, max_bytes = self.limits.max_entries, self.limits.max_total_bytes
+        dropped = 0
+        while count > max_entries or total > max_bytes:
+            # The newest ref alone always fits (max_body_bytes <= max_total_bytes), so this stops at it.
+            oldest = tx.execute(
+                "SELECT digest, session_id FROM artefact_refs ORDER BY seq LIMIT ?", (max(count - max_entries, 1),)
+            )
+            if not oldest:
+                break  # bytes without a ref: not written by this module, not ours to guess about
+            for hex_digest, session in oldest:
+                if count <= max_entries and total <= max_bytes:
+                    break
+                tx.execute("DELETE FROM artefact_refs WHERE digest = ? AND session_id = ?", (hex_digest, session))
+                count -= 1
+                total -= self._drop_unheld_blob(tx, str(hex_digest))
+                dropped += 1
+        return expired, dropped
+
+    def _drop_expired(self, tx: Tx, now_ms: int) -> int:
+        gone = tx.execute("DELETE FROM artefact_refs WHERE expires <= ? RETURNING digest", (now_ms,))
+        for hex_digest in {str(r[0]) for r in gone}:
+            self._drop_unheld_blob(tx, hex_digest)
+        return len(gone)
+
+    @staticmethod
+    def _drop_unheld_blob(tx: Tx, hex_digest: str) -> int:
+        """Delete the bytes of ``hex_digest`` if no ref holds them; how many bytes went."""
+        rows = tx.execute(
+            "DELETE FROM artefact_blobs WHERE digest = ?"
+            " AND NOT EXISTS (SELECT 1 FROM artefact_refs WHERE digest = ?) RETURNING size",
+            (hex_digest, hex_digest),
+        )
+        return int(rows[0][0]) if rows else 0
+
+    @staticmethod
+    def _sizes(tx: Tx, now_ms: int) -> tuple[int, int, int]:
+        """(refs, stored bytes, refs expired at ``now_ms``), in one statement: one snapshot."""
+        row = tx.execute(
+            "SELECT (SELECT COUNT(*) FROM artefact_refs), (SELECT COALESCE(SUM(size), 0) FROM artefact_blobs),"
+            " (SELECT COUNT(*) FROM artefact_refs WHERE expires <= ?)",
+            (now_ms,),
+        )[0]
+        return int(row[0]), int(row[1]), int(row[2])  # PostgreSQL's SUM of a BIGINT is a Decimal
+
+    def _drop_expired_refs(self, hex_digest: str, sessions: list[str], now_ms: int) -> None:
+        """A read's clean-up of the expired refs it met (the memory index drops them on sight)."""
+        with self._store.transaction(lock=STORE_LOCK) as tx:
+            # ``expires <= ?`` again: another instance may have refreshed the ref since the read.
+            dropped = sum(
+                len(
+                    tx.execute(
+                        "DELETE FROM artefact_refs WHERE digest = ? AND session_id = ? AND expires <= ? RETURNING 1",
+                        (hex_digest, session, now_ms),
+                    )
+                )
+                for session in sessions
+            )
+            self._drop_unheld_blob(tx, hex_digest)
+        self._counted(dropped)
+
+    def _purge_expired(self, now_ms: int) -> None:
+        # The lock only when there is something to drop: most reads find nothing expired.
+        if self._store.execute("SELECT 1 FROM artefact_refs WHERE expires <= ? LIMIT 1", (now_ms,)):
+            with self._store.transaction(lock=STORE_LOCK) as tx:
+                dropped = self._drop_expired(tx, now_ms)
+            self._counted(dropped)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def get(self, hex_digest: str, session_id: str | None) -> tuple[FileRef, bytes] | None:
+        now_ms = _ms(self.clock())
+        expired: list[str] = []
+        chosen: str | None = None
+        if session_id is None:
+            rows = self._store.execute(
+                "SELECT session_id, seq, expires, ref FROM artefact_refs WHERE digest = ?", (hex_digest,)
+            )
+            expired = [str(s) for s, _, until, _ in rows if int(until) <= now_ms]
+            live = [(int(seq), str(ref)) for _, seq, until, ref in rows if int(until) > now_ms]
+            # Several sessions may hold the digest; the newest put is the most relevant ref.
+            chosen = max(live, default=(0, None))[1]
+        else:
+            rows = self._store.execute(
+                "SELECT session_id, expires, ref FROM artefact_refs WHERE digest = ? AND session_id IN (?, ?)",
+                (hex_digest, session_id, _NO_SESSION),
+            )
+            found = {str(s): (int(until), str(ref)) for s, until, ref in rows}
+            # Its own ref first; the no-session ref only if that is missing or expired.
+            for session in dict.fromkeys((session_id, _NO_SESSION)):
+                if session not in found:
+                    continue
+                until, ref = found[session]
+                if until <= now_ms:
+                    expired.append(session)
+                    continue
+                chosen = ref
+                break
+        if expired:
+            self._drop_expired_refs(hex_digest, expired, now_ms)
+        if chosen is None:
+            return None
+        blob = self._store.execute("SELECT body FROM artefact_blobs WHERE digest = ?", (hex_digest,))
+        if not blob:
+            return None  # evicted by another put since the ref was read
+        # bytes(): a driver may load BYTEA or BLOB as a memoryview; callers get bytes, as from memory.
+        return FileRef.model_validate_json(chosen), bytes(blob[0][0])
+
+    def refs(self, session_id: str | None) -> list[FileRef]:
+        now_ms = _ms(self.clock())
+        self._purge_expired(now_ms)
+        if session_id is None:
+            rows = self._store.execute("SELECT ref FROM artefact_refs WHERE expires > ? ORDER BY seq", (now_ms,))
+        else:
+            rows = self._store.execute(
+                "SELECT r.ref FROM artefact_refs r WHERE r.expires > ? AND (r.session_id = ? OR (r.session_id = ?"
+                " AND NOT EXISTS (SELECT 1 FROM artefact_refs o"
+                " WHERE o.digest = r.digest AND o.session_id = ? AND o.expires > ?))) ORDER BY r.seq",
+                (now_ms, session_id, _NO_SESSION, session_id, now_ms),
+            )
+        return [FileRef.model_validate_json(r[0]) for r in rows]
+
+    def count(self) -> int:
+        return int(self._store.execute("SELECT COUNT(*) FROM artefact_refs")[0][0])
+
+    def total_bytes(self) -> int:
+        return int(self._store.execute("SELECT COALESCE(SUM(size), 0) FROM artefact_blobs")[0][0])
+
+    def evictions(self) -> tuple[int, int]:
+        with self._counts_lock:
+            return self._evicted_expired, self._evicted_for_space
+
+
+class ArtefactStore:
+    """Thread-safe, in memory (the default) or on a shared state store (``store=``): see the
+    module docstring. With a store, :attr:`evicted_expired` and :attr:`evicted_for_space` count
+    the evictions this instance made, not the fleet's."""
+
+    def __init__(
+        self,
+        limits: ArtefactLimits | None = None,
+        clock: Callable[[], float] = time.time,
+        *,
+        store: StateStore | None = None,
+    ) -> None:
+        self.limits = limits or ArtefactLimits()
+        self._index: _Index = (
+            _MemoryIndex(self.limits, clock) if store is None else _StoredIndex(store, self.limits, clock)
+        )
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def put(
+        self,
+        data: bytes,
+        *,
+        mime: str = DEFAULT_MIME,
+        display_name: str | None = None,
+        session_id: str | None = None,
+        tool_call_id: str | None = None,
+        correlation_id: str | None = None,
+        producer_job_id: str | None = None,
+        ttl_s: float | None = None,
+        metadata: Mapping[str, MetadataValue] | None = None,
+    ) -> FileRef:
+        """Store ``data`` and return its ref. The same bytes put again by the same session replace
+        that session's ref (new fields, new expiry, newest in eviction order) and are stored and
+        counted once. Raises :class:`ArtefactTooLarge` over ``max_body_bytes``, ``ValueError`` for a
+        ``ttl_s`` that is not a positive finite number of seconds (or an empty ``session_id`` on a
+        shared store)."""
+        # bytes() so a caller's bytearray changed after the put cannot change what we serve.
+        body = bytes(data)
+        if len(body) > self.limits.max_body_bytes:
+            raise ArtefactTooLarge(len(body), self.limits.max_body_bytes)
+        ttl = self.limits.default_ttl_s if ttl_s is None else ttl_s
+        if not (math.isfinite(ttl) and ttl > 0):
+            raise ValueError(f"ttl_s must be a positive number of seconds, not {ttl_s!r}")
+        return self._index.put(
+            _Put(
+                hex_digest=hashlib.sha256(body).hexdigest(),
+                body=body,
+                session_id=session_id,
+                ttl=ttl,
+                mime=mime,
+                display_name=display_name,
+                tool_call_id=tool_call_id,
+                correlation_id=correlation_id,
+                producer_job_id=producer_job_id,
+                metadata=dict(metadata or {}),
+            )
+        )
+
     parse_uri = staticmethod(parse_uri)
 
     # -- reading ---------------------------------------------------------------------------------
@@ -249,18 +581,7 @@ class ArtefactStore:
         hex_digest = parse_uri(uri)
         if hex_digest is None:
             return None
-        with self._lock:
-            now = self._clock()
-            if session_id is None:
-                candidates = [self._live((hex_digest, s), now) for s in list(self._holders.get(hex_digest, ()))]
-                live = [e for e in candidates if e is not None]
-                # Several sessions may hold the digest; the newest put is the most relevant ref.
-                entry = max(live, key=lambda e: e.seq, default=None)
-            else:
-                entry = self._live((hex_digest, session_id), now) or self._live((hex_digest, None), now)
-            if entry is None:
-                return None
-            return entry.ref, self._blobs[hex_digest]
+        return self._index.get(hex_digest, session_id)
 
     def blob_contents(self, uri: str, *, session_id: str | None = None) -> BlobResourceContents | None:
         """The ``resources/read`` contents of ``uri`` (base64 bytes and MIME type), or None as for
@@ -274,33 +595,21 @@ class ArtefactStore:
     def refs(self, session_id: str | None = None) -> list[FileRef]:
         """Unexpired refs, oldest first: for a session, the ones :meth:`get` would give it (one per
         uri); for ``None`` (the server), every ref of every session."""
-        with self._lock:
-            self._drop_expired(self._clock())
-            if session_id is None:
-                return [e.ref for e in self._entries.values()]
-            return [
-                e.ref
-                for (d, s), e in self._entries.items()
-                if s == session_id or (s is None and (d, session_id) not in self._entries)
-            ]
+        return self._index.refs(session_id)
 
     # -- size and counters -----------------------------------------------------------------------
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._entries)
+        return self._index.count()
 
     @property
     def total_bytes(self) -> int:
-        with self._lock:
-            return self._total_bytes
+        return self._index.total_bytes()
 
     @property
     def evicted_expired(self) -> int:
-        with self._lock:
-            return self._evicted_expired
+        return self._index.evictions()[0]
 
     @property
     def evicted_for_space(self) -> int:
-        with self._lock:
-            return self._evicted_for_space
+        return self._index.evictions()[1]

@@ -9,8 +9,10 @@ In order:
 2. The client speaks the 2026-07-28 protocol and declared the ``elicitation`` capability: the
    call answers ``InputRequiredResult`` with a form elicitation ("approve: yes/no") and a
    ``requestState`` that binds the answer to this tool, these exact arguments, one nonce and an
-   expiry (HMAC with a per-process key, so a client can neither forge a consent, nor reuse it for
+   expiry (HMAC with the server's key, so a client can neither forge a consent, nor reuse it for
    other arguments, nor replay it: each consent approves one call, within ``CONSENT_TTL_S``).
+   A served policy takes its key and its ledger of spent consents from the state store, so the
+   retried call may land on any instance of a fleet and a consent is spent once across all.
    The client retries with the user's answer; only ``accept`` with ``approve: true`` approves.
 3. Otherwise the call is refused: an ``isError`` result that tells the agent to get the user's
    confirmation (RUN019). Nothing is ever approved silently.
@@ -27,8 +29,8 @@ import json
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from mcp_types import (
     ElicitRequest,
@@ -37,6 +39,8 @@ from mcp_types import (
     InputRequiredResult,
 )
 
+from skillc.runtime.state import StateStore
+from skillc.runtime.state.keys import shared_key
 from skillc.server.tools import ServedApi
 
 MODERN_VERSION = "2026-07-28"
@@ -49,15 +53,54 @@ def approval_names(api: ServedApi) -> frozenset[str]:
     return frozenset({api.tool_name, f"{api.skill}/{api.spec.name}"})
 
 
+class SpentConsents(Protocol):
+    def spend(self, nonce: str, expires: int, now: int) -> bool:
+        """Mark ``nonce`` (good until ``expires``) used; False if it already was. Times in Unix ms."""
+
+
+class MemorySpent:
+    """One process's spent consents: nonce -> expiry, kept until it would have expired anyway."""
+
+    def __init__(self) -> None:
+        self._spent: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def spend(self, nonce: str, expires: int, now: int) -> bool:
+        with self._lock:
+            for old in [n for n, until in self._spent.items() if until < now]:
+                del self._spent[old]
+            if nonce in self._spent:
+                return False
+            self._spent[nonce] = expires
+            return True
+
+
+class StoredSpent:
+    """A fleet's spent consents, in the state store's ``consent_spent`` table."""
+
+    def __init__(self, store: StateStore) -> None:
+        self.store = store
+
+    def spend(self, nonce: str, expires: int, now: int) -> bool:
+        with self.store.transaction("consent_spent") as tx:
+            tx.execute("DELETE FROM consent_spent WHERE expires < ?", (now,))
+            if tx.execute("SELECT 1 FROM consent_spent WHERE nonce = ?", (nonce,)):
+                return False
+            tx.execute("INSERT INTO consent_spent (nonce, expires) VALUES (?, ?)", (nonce, expires))
+            return True
+
+
 @dataclass(frozen=True)
 class ConsentPolicy:
     approve_all: bool = False
     approve: frozenset[str] = frozenset()  # tool names or skill/API names
     elicit: bool = True
     key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
-    # nonce -> expiry of every consent already used (kept until it would have expired anyway)
-    _spent: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    spent: SpentConsents = field(default_factory=MemorySpent, repr=False, compare=False)
+
+    def shared(self, store: StateStore) -> ConsentPolicy:
+        """This policy with the store's consent key and spent consents (what a server serves with)."""
+        return replace(self, key=shared_key(store, "consent"), spent=StoredSpent(store))
 
     def allows(self, api: ServedApi) -> bool:
         return self.approve_all or not self.approve.isdisjoint(approval_names(api))
@@ -88,13 +131,9 @@ class ConsentPolicy:
         if not hmac.compare_digest(state, self.state_for(api, arguments, nonce, expires)):
             return False  # forged, or an answer given for another tool or other arguments
         now = int(time.time() * 1000)
-        with self._lock:
-            for old in [n for n, until in self._spent.items() if until < now]:
-                del self._spent[old]
-            if expires < now or nonce in self._spent:
-                return False  # too late, or replayed
-            self._spent[nonce] = expires
-        return True
+        if expires < now:
+            return False  # too late
+        return self.spent.spend(nonce, expires, now)  # False: replayed
 
     def ask(self, api: ServedApi, arguments: dict[str, Any]) -> InputRequiredResult:
         args = json.dumps(arguments, ensure_ascii=False, sort_keys=True)

@@ -7,6 +7,10 @@ session keeps at most ``max_events`` events, each message at most ``max_message_
 UTF-8 boundary, with a ``truncation`` record); at most ``max_sessions`` sessions are kept, the
 least recently written dropped first. ``drain`` removes what it returned.
 
+The buffers live in this process's memory (one instance), or in the state store's
+``event_sessions`` / ``events`` tables when instances behind a load balancer share a store: then
+whichever instance answers a client reads the same ids and cursors (see :class:`_StoredBuffers`).
+
 Shapes follow RUNTIME-CONTRACTS.md ("Session events"): snake_case fields, optional ones omitted.
 """
 
@@ -15,11 +19,14 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from skillc.runtime.state.store import StateStore
 
 EventLevel = Literal["trace", "debug", "info", "warning", "error"]
 # The levels a console line maps to: in both the event levels and MCP's logging levels.
@@ -132,6 +139,35 @@ def _cut(message: str, limit: int) -> tuple[str, Truncation | None]:
     return kept, Truncation(original_size=len(raw), truncated_size=len(kept.encode("utf-8")), max_size=limit)
 
 
+class _Buffers(Protocol):
+    """Where the buffers live. ``make`` builds the event once its id is known (under the
+    backend's lock, so timestamps follow ids)."""
+
+    def append(self, session_id: str, make: Callable[[int], SessionEvent]) -> SessionEvent: ...
+
+    def page(self, query: EventQuery) -> EventPage: ...
+
+    def sessions(self) -> list[str]: ...
+
+
+def _empty_page(query: EventQuery) -> EventPage:
+    return EventPage(cursor=query.cursor, next_cursor=query.cursor, retained_count=0, dropped_count=0, events=[])
+
+
+def _page_of(query: EventQuery, events: list[SessionEvent], first: int, last: int, dropped: int) -> EventPage:
+    """A page of a session whose retained events are ids ``first..last`` (none when last < first)."""
+    retained = last - first + 1
+    return EventPage(
+        cursor=query.cursor,
+        next_cursor=events[-1].id if events else max(query.cursor, 0),
+        oldest_cursor=first if retained > 0 else None,
+        newest_cursor=last if retained > 0 else None,
+        retained_count=max(retained, 0),
+        dropped_count=dropped,
+        events=events,
+    )
+
+
 class _Session:
     def __init__(self) -> None:
         self.events: deque[SessionEvent] = deque()
@@ -139,14 +175,190 @@ class _Session:
         self.dropped = 0
 
 
-class EventHub:
-    """Every session's buffer. Thread-safe: calls append from several worker threads."""
+class _MemoryBuffers:
+    """This process's buffers: one instance, nothing shared, no I/O."""
 
-    def __init__(self, limits: EventLimits | None = None, *, clock_ns: Any = time.time_ns) -> None:
-        self.limits = limits or EventLimits()
-        self._clock_ns = clock_ns
+    def __init__(self, limits: EventLimits) -> None:
+        self.limits = limits
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._lock = threading.Lock()
+
+    def append(self, session_id: str, make: Callable[[int], SessionEvent]) -> SessionEvent:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                session = self._sessions[session_id] = _Session()
+                while len(self._sessions) > self.limits.max_sessions:
+                    self._sessions.popitem(last=False)
+            self._sessions.move_to_end(session_id)
+            event = make(session.next_id)
+            session.next_id += 1
+            session.events.append(event)
+            while len(session.events) > self.limits.max_events:
+                session.events.popleft()
+                session.dropped += 1
+            return event
+
+    def page(self, query: EventQuery) -> EventPage:
+        with self._lock:
+            session = self._sessions.get(query.session_id)
+            if session is None:
+                return _empty_page(query)
+            events = [e for e in session.events if e.id > query.cursor][: query.limit]
+            if query.drain and events:
+                while session.events and session.events[0].id <= events[-1].id:
+                    session.events.popleft()
+                    session.dropped += 1
+            first = session.events[0].id if session.events else session.next_id
+            return _page_of(query, events, first, session.next_id - 1, session.dropped)
+
+    def sessions(self) -> list[str]:
+        with self._lock:
+            return list(self._sessions)
+
+
+# Events are only ever removed from the front of a session (drop-oldest, drain up to the page's
+# end), so a session's retained events are exactly ids dropped+1 .. next_id-1: the session row
+# alone answers oldest / newest / retained without counting rows.
+
+# The LIMIT inside the derived table lets both engines walk the primary key from the cursor and
+# stop, instead of reading every retained event after it and sorting.
+_PAGE = (
+    "SELECT s.next_id, s.dropped, e.event FROM event_sessions s LEFT JOIN"
+    " (SELECT id, event FROM events WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?) e ON 1 = 1"
+    " WHERE s.session_id = ? ORDER BY e.id"
+)
+_EVENTS_AFTER = "SELECT event FROM events WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?"
+# ``touched`` is a write counter shared by every instance (the next one is MAX + 1, read from the
+# event_sessions_touched index), not a clock: instances' clocks need not agree. Writes to two
+# sessions at the same moment on PostgreSQL may tie; ties go by session id.
+_NEXT_TOUCH = "(SELECT COALESCE(MAX(touched), 0) + 1 FROM event_sessions)"
+# Each session transaction writes the session row first. On PostgreSQL that row lock, held to
+# COMMIT, is what orders a session's writes against an eviction, which deletes the row before the
+# events (it does not hold the session's own lock). On SQLite every writer holds the file's lock.
+# Taking an id also drops the oldest beyond max_events (SET reads the old values: next_id is the
+# new event's id), so the common append is one UPDATE and one INSERT.
+_TAKE_ID = (
+    "UPDATE event_sessions SET next_id = next_id + 1, touched = " + _NEXT_TOUCH + ","
+    " dropped = CASE WHEN next_id - dropped > ? THEN next_id - ? ELSE dropped END"
+    " WHERE session_id = ? RETURNING next_id - 1, dropped"
+)
+_HOLD_ROW = "UPDATE event_sessions SET dropped = dropped WHERE session_id = ? RETURNING next_id, dropped"
+_MAX_ID = 2**63 - 1  # BIGINT: a larger cursor (the URI takes any number) reads as this one
+_CHUNK = 500  # session ids per DELETE ... IN (...), well under every engine's parameter limit
+
+
+class _StoredBuffers:
+    """The buffers in the state store's event_sessions / events tables, shared by every instance
+    on that store. A session's writes take the store lock ``events:<id>``; creating a session (the
+    only way the session count grows, and the only place sessions are dropped) takes
+    ``events:sessions``, so the max_sessions bound is exact even when instances create at once.
+    A page without drain is one SELECT: one snapshot on both engines, no lock taken."""
+
+    SESSIONS_LOCK = "events:sessions"
+
+    def __init__(self, limits: EventLimits, store: StateStore) -> None:
+        self.limits = limits
+        self.store = store
+
+    def append(self, session_id: str, make: Callable[[int], SessionEvent]) -> SessionEvent:
+        while True:
+            with self.store.transaction(lock=f"events:{session_id}") as tx:
+                limit = self.limits.max_events
+                taken = tx.execute(_TAKE_ID, (limit, limit, session_id))
+                if taken:
+                    event_id, dropped = int(taken[0][0]), int(taken[0][1])
+                    event = make(event_id)
+                    tx.execute(
+                        "INSERT INTO events (session_id, id, event) VALUES (?, ?, ?)",
+                        (session_id, event_id, event.model_dump_json(exclude_none=True)),
+                    )
+                    # dropped = id - max_events: this append dropped the oldest (or, with exactly
+                    # max_events retained, nothing, and the DELETE finds no row).
+                    if dropped > 0 and dropped == event_id - limit:
+                        tx.execute("DELETE FROM events WHERE session_id = ? AND id <= ?", (session_id, dropped))
+                    return event
+            # No row: create it, then take an id as above. Dropped again before that (max_sessions
+            # newer sessions created in between) it is simply created again.
+            self._create(session_id)
+
+    def _create(self, session_id: str) -> None:
+        with self.store.transaction(lock=self.SESSIONS_LOCK) as tx:
+            if tx.execute("SELECT 1 FROM event_sessions WHERE session_id = ?", (session_id,)):
+                return  # another thread or instance created it while we waited
+            tx.execute(
+                f"INSERT INTO event_sessions (session_id, next_id, dropped, touched) VALUES (?, 1, 0, {_NEXT_TOUCH})",
+                (session_id,),
+            )
+            excess = int(tx.execute("SELECT COUNT(*) FROM event_sessions")[0][0]) - self.limits.max_sessions
+            if excess <= 0:
+                return
+            victims = [
+                str(r[0])
+                for r in tx.execute(
+                    "SELECT session_id FROM event_sessions WHERE session_id <> ? ORDER BY touched, session_id LIMIT ?",
+                    (session_id, excess),
+                )
+            ]
+            for at in range(0, len(victims), _CHUNK):
+                chunk = victims[at : at + _CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                # The row first: a write to that session already under way holds it, so this waits
+                # for the write to commit and the DELETE of its events below sees what it wrote.
+                tx.execute(f"DELETE FROM event_sessions WHERE session_id IN ({marks})", chunk)
+                tx.execute(f"DELETE FROM events WHERE session_id IN ({marks})", chunk)
+
+    def page(self, query: EventQuery) -> EventPage:
+        if query.drain:
+            return self._drain(query)
+        sid = query.session_id
+        rows = self.store.execute(_PAGE, (sid, min(query.cursor, _MAX_ID), query.limit, sid))
+        if not rows:
+            return _empty_page(query)
+        next_id, dropped = int(rows[0][0]), int(rows[0][1])
+        events = [SessionEvent.model_validate_json(r[2]) for r in rows if r[2] is not None]
+        return _page_of(query, events, dropped + 1, next_id - 1, dropped)
+
+    def _drain(self, query: EventQuery) -> EventPage:
+        sid = query.session_id
+        with self.store.transaction(lock=f"events:{sid}") as tx:
+            held = tx.execute(_HOLD_ROW, (sid,))
+            if not held:
+                return _empty_page(query)
+            next_id, dropped = int(held[0][0]), int(held[0][1])
+            rows = tx.execute(_EVENTS_AFTER, (sid, min(query.cursor, _MAX_ID), query.limit))
+            events = [SessionEvent.model_validate_json(r[0]) for r in rows]
+            if events:
+                # Everything up to the page's end goes, as in memory: also ids at or below the
+                # cursor that this page did not return.
+                dropped = events[-1].id
+                tx.execute("DELETE FROM events WHERE session_id = ? AND id <= ?", (sid, dropped))
+                tx.execute("UPDATE event_sessions SET dropped = ? WHERE session_id = ?", (dropped, sid))
+            return _page_of(query, events, dropped + 1, next_id - 1, dropped)
+
+    def sessions(self) -> list[str]:
+        return [
+            str(r[0]) for r in self.store.execute("SELECT session_id FROM event_sessions ORDER BY touched, session_id")
+        ]
+
+
+class EventHub:
+    """Every session's buffer, thread-safe (calls append from several worker threads).
+
+    Without ``store`` the buffers are this process's memory (the fastest, for one process).
+    With one, they are the store's event_sessions / events tables, so every instance of a fleet
+    on that store reads and writes the same buffers, with the same ids, cursors and bounds."""
+
+    def __init__(
+        self,
+        limits: EventLimits | None = None,
+        *,
+        clock_ns: Callable[[], int] = time.time_ns,
+        store: StateStore | None = None,
+    ) -> None:
+        self.limits = limits or EventLimits()
+        self._clock_ns = clock_ns
+        self._buffers: _Buffers = _MemoryBuffers(self.limits) if store is None else _StoredBuffers(self.limits, store)
 
     def append(
         self,
@@ -161,15 +373,10 @@ class EventHub:
         metadata: dict[str, Any] | None = None,
     ) -> SessionEvent:
         text, cut = _cut(message, self.limits.max_message_bytes)
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is None:
-                session = self._sessions[session_id] = _Session()
-                while len(self._sessions) > self.limits.max_sessions:
-                    self._sessions.popitem(last=False)
-            self._sessions.move_to_end(session_id)
-            event = SessionEvent(
-                id=session.next_id,
+
+        def make(event_id: int) -> SessionEvent:
+            return SessionEvent(
+                id=event_id,
                 timestamp_ns=int(self._clock_ns()),
                 session_id=session_id,
                 source=source,
@@ -181,38 +388,13 @@ class EventHub:
                 truncation=cut,
                 metadata=metadata or {},
             )
-            session.next_id += 1
-            session.events.append(event)
-            while len(session.events) > self.limits.max_events:
-                session.events.popleft()
-                session.dropped += 1
-            return event
+
+        return self._buffers.append(session_id, make)
 
     def page(self, query: EventQuery) -> EventPage:
         """Events with ``id > cursor``, oldest first, at most ``limit``; an unknown session is empty."""
-        with self._lock:
-            session = self._sessions.get(query.session_id)
-            if session is None:
-                return EventPage(
-                    cursor=query.cursor, next_cursor=query.cursor, retained_count=0, dropped_count=0, events=[]
-                )
-            events = [e for e in session.events if e.id > query.cursor][: query.limit]
-            next_cursor = events[-1].id if events else max(query.cursor, 0)
-            if query.drain and events:
-                while session.events and session.events[0].id <= next_cursor:
-                    session.events.popleft()
-                    session.dropped += 1
-            retained = list(session.events)
-            return EventPage(
-                cursor=query.cursor,
-                next_cursor=next_cursor,
-                oldest_cursor=retained[0].id if retained else None,
-                newest_cursor=retained[-1].id if retained else None,
-                retained_count=len(retained),
-                dropped_count=session.dropped,
-                events=events,
-            )
+        return self._buffers.page(query)
 
     def sessions(self) -> list[str]:
-        with self._lock:
-            return list(self._sessions)
+        """The sessions kept, the least recently written first."""
+        return self._buffers.sessions()

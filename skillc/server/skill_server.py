@@ -14,7 +14,6 @@ import hashlib
 import hmac
 import json
 import logging
-import secrets
 import time
 import warnings
 from collections import OrderedDict
@@ -62,6 +61,8 @@ from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.cards.card_models import TimerFiring
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ANONYMOUS_USER_DID, ConsoleEntry
+from skillc.runtime.state import open_state, state_url_of
+from skillc.runtime.state.keys import shared_key
 from skillc.server.artefacts import ArtefactLimits, ArtefactStore, parse_uri
 from skillc.server.artefacts import resource_template as artefact_template
 from skillc.server.call_trace import CallTrace
@@ -151,7 +152,8 @@ class SkillServer:
     artefact store (``artefact://sha256/<hex>``); a card whose Render IR is over
     ``inline_document_bytes`` as JSON goes by reference to the store. ``ui_control``: serve the
     ``ui_control__*`` tools (an agent operating cards as their user would); off: the listing says
-    ``disabled_by_policy``.
+    ``disabled_by_policy``. ``shared_state``: keep the session events and the artefacts in the state
+    store, for the other workers and instances to read (False: in this process's memory).
     """
 
     def __init__(
@@ -167,17 +169,24 @@ class SkillServer:
         artefacts: ArtefactLimits | None = None,
         inline_document_bytes: int = 256 * 1024,
         ui_control: bool = True,
+        shared_state: bool = True,
     ) -> None:
         self.catalogue = catalogue
-        self.consent = consent or ConsentPolicy()
+        # Keys and spent consents live in the state store, so that every instance of a fleet names
+        # a client's session alike and accepts a consent another instance asked for.
+        self.state = open_state(state_url_of(config))
+        self.consent = (consent or ConsentPolicy()).shared(self.state)
         self.strict_output = strict_output
-        self.events = EventHub(events)
-        self.artefacts = ArtefactStore(artefacts)
+        # Session events and artefacts in the store too: a client's next request may reach another
+        # worker or instance (in memory, one process alone serves them a little faster).
+        shared = self.state if shared_state else None
+        self.events = EventHub(events, store=shared)
+        self.artefacts = ArtefactStore(artefacts, store=shared)
         self.inline_document_bytes = inline_document_bytes
         # What a debugger attach looks like: `skillc debug` replaces this with its own live descriptor
         # (listening, client_connected); plain `serve` says one is available and how to start it.
         self.descriptor: Callable[[], DebugDescriptor] = lambda: self._available
-        self._session_key = secrets.token_bytes(32)
+        self._session_key = shared_key(self.state, "session")
         self._skills: dict[str, _Skill] = {}
         for loaded in list(catalogue.skills):
             name = loaded.package.name

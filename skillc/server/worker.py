@@ -46,8 +46,6 @@ class WorkerOptions(BaseModel):
     approve_all: bool = False
     approve: tuple[str, ...] = ()
     elicit: bool = True
-    # One consent key for all workers, so a consent token one worker signs another one accepts.
-    consent_key_hex: str
     viewport: Viewport = Field(default_factory=Viewport)
     dns_rebinding_protection: bool = True
     allowed_hosts: tuple[str, ...] = ()
@@ -71,7 +69,6 @@ def worker_options(options: ServeOptions, log_format: Literal["text", "json"]) -
         approve_all=consent.approve_all,
         approve=tuple(sorted(consent.approve)),
         elicit=consent.elicit,
-        consent_key_hex=consent.key.hex(),
         viewport=options.viewport or Viewport(),
         dns_rebinding_protection=options.dns_rebinding_protection,
         allowed_hosts=options.allowed_hosts,
@@ -125,7 +122,6 @@ def main() -> None:
             approve_all=options.approve_all,
             approve=frozenset(options.approve),
             elicit=options.elicit,
-            key=bytes.fromhex(options.consent_key_hex),
         ),
         viewport=options.viewport,
         dns_rebinding_protection=options.dns_rebinding_protection,

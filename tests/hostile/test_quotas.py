@@ -10,7 +10,6 @@ beyond a row count and a byte size, never a live card's row.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +27,7 @@ from skillc.runtime.cards.card_models import (
     TriggerEvent,
 )
 from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.state import StateStore, open_state, state_url_of
 from tests.hostile.cards import Comp, Host, card_skill, codes, contained, message_of
 from tests.hostile.harness import Served, api, benign_skill, serve, while_attacking, write_skill
 
@@ -175,9 +175,13 @@ def test_an_api_expires_cards_at_most_card_max_actions_times_per_call(tmp_path: 
 # -- the card table -------------------------------------------------------------------------------
 
 
+def _store(state: Path) -> StateStore:
+    """The store the host of ``state`` writes (SQLite there, or PostgreSQL under --state-store)."""
+    return open_state(state_url_of(RuntimeConfig(state_dir=state)))
+
+
 def _rows(state: Path) -> tuple[int, int]:
-    with sqlite3.connect(state / "state.sqlite3") as db:
-        n, size = db.execute("SELECT COUNT(*), COALESCE(SUM(length(data) + length(record)), 0) FROM cards").fetchone()
+    [(n, size)] = _store(state).execute("SELECT COUNT(*), COALESCE(SUM(length(data) + length(record)), 0) FROM cards")
     return int(n), int(size)
 
 
@@ -225,8 +229,13 @@ def test_expired_and_evicted_rows_go_after_their_age(tmp_path: Path) -> None:
             ids.append(card.card_id)
         h.run(h.host.expire([ids[-1]]))  # live but expired
         old = time.time() - 2 * 86400
-        with sqlite3.connect(tmp_path / "state" / "state.sqlite3") as db:
-            db.execute("UPDATE cards SET record = json_set(record, '$.created', ?)", (old,))
+        store = _store(tmp_path / "state")
+        if store.kind == "sqlite":
+            store.execute("UPDATE cards SET record = json_set(record, '$.created', ?)", (old,))
+        else:
+            store.execute(
+                "UPDATE cards SET record = jsonb_set(record::jsonb, '{created}', to_jsonb(?::float8))::text", (old,)
+            )
         h.host._calls = 0  # the next call prunes
         t0 = time.monotonic()
         h.call("small")

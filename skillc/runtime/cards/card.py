@@ -209,6 +209,26 @@ class Card:
             self._fault(step, fault)
         return self._finish(step)
 
+    def refresh(self, data: dict[str, Any]) -> Step:
+        """Bring this live copy up to ``data``, which another instance wrote: restored into the
+        running context, so its timers, closures and fields outside ``data`` go on (a rebuild
+        would lose a timer set in a Result handler), then rendered in full with no patches (the
+        view has what that instance sent). Fails only when the copy is closed or cannot render."""
+        step = Step()
+        if self.dead or self.vm is None:
+            step.failure = f"card {self.card_id} is closed"
+            return step
+        try:
+            self.vm.restore(data)
+            if not self._first_render(step, data):
+                return self._finish(step)
+            self.data_json = dump_data(self.renderer.data)
+            message = f"card {self.card_id} ({self._name}) went on with the data another instance wrote"
+            step.diagnostics.append(Diagnostic.make("CMPVM051", message, file=self._file))
+        except JsFault as fault:
+            self._fault(step, fault)
+        return self._finish(step)
+
     def event(self, node_id: str, kind: str, detail: Any) -> Step:
         step = Step()
         if self.dead or self.vm is None:

@@ -416,8 +416,12 @@ class CardHost:
 
     def _fire_job(self, live: _Live) -> list[tuple[int, float, Step]]:
         with self.store.card_lock(live.card.card_id):
-            if self._stale(live):  # another instance moved the card on: its timers restart from the reload
+            if self._stale(live):
+                # Another instance moved the card on since this copy's last write, timers and all
+                # (a rebuilt copy sets the timers of created/attached again): the copy takes its
+                # data and skips the beats now due, so one beat is applied once across the fleet.
                 self._reload(live)
+                live.card.timers.skip_due()
                 return []
             fired = live.card.fire_due()
             for timer_id, _at, step in fired:
@@ -512,12 +516,19 @@ class CardHost:
         return True
 
     def _reload(self, live: _Live) -> Step:
-        """Replace a stale copy (on its own thread) with the card rebuilt from the store."""
+        """Bring a stale copy (on its own thread) up to the store: a live copy takes the stored
+        data in place (CMPVM051); one that cannot (closed, or expired on one side only) is
+        replaced by the card rebuilt from the store (CMPVM014)."""
         card_id = live.card.card_id
         stored = self.store.load_versioned(card_id)
         if stored is None:
             message = f"there is no card {card_id!r} for {self.package.name}"
             return Step(failure=message, diagnostics=[Diagnostic.make("CMPVM012", message)])
+        if not live.card.dead and live.card.expired == stored.record.expired:
+            step = live.card.refresh(stored.data)
+            if step.failure is None:
+                live.record, live.version = stored.record, stored.version
+                return step
         card, step = self._build(card_id, stored)
         if card is None:
             return step

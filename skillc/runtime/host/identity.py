@@ -36,6 +36,7 @@ from skillc.diagnostics import Diagnostic
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext
 from skillc.runtime.state import StateStore, StateUrl, open_state, state_url_of
+from skillc.runtime.state.keys import shared_key
 
 KEY_BYTES = 32
 _HEADER = {"alg": "HS256", "typ": "JWT"}
@@ -275,11 +276,19 @@ class CallIdentity:
     def _store(self) -> LoginStore:
         return login_store(state_url_of(self.config))
 
+    def _key(self) -> bytes:
+        """The signing key: the configured file; with a PostgreSQL store and no file named, the
+        store's own key, so that a token one instance of a fleet signs every instance accepts."""
+        url = state_url_of(self.config)
+        if self.config.identity_key_file is None and url.kind == "postgresql":
+            return shared_key(self._store().store, "identity")
+        return load_key(self.config.identity_key_path)
+
     def login(self) -> str:
         """A fresh token for this caller and skill, kept as its session's token."""
         if self.context.anonymous:
             raise IdentityError(ANONYMOUS)
-        key = load_key(self.config.identity_key_path)
+        key = self._key()
         claims = CapabilityClaims.of(self.context, self.clock(), self.config.login_ttl_s)
         token = sign(claims, key)
         self._store().save(self.context, token, claims.exp)
@@ -296,7 +305,7 @@ class CallIdentity:
         token = self.current()
         if token is None:
             raise IdentityError(NOT_LOGGED_IN)
-        return verify(token, load_key(self.config.identity_key_path), self.context, self.clock())
+        return verify(token, self._key(), self.context, self.clock())
 
     def request_headers(self) -> Mapping[str, str]:
         """The identity an allow-listed host gets: none for an anonymous caller, the DIDs, and the
@@ -309,7 +318,7 @@ class CallIdentity:
         try:
             token = self.current()
             if token is not None:
-                verify(token, load_key(self.config.identity_key_path), c, self.clock())
+                verify(token, self._key(), c, self.clock())
                 headers[CAPABILITY_HEADER] = token
         except IdentityError as err:
             # An expired or foreign token is not forwarded (checkSession says why); a broken key is

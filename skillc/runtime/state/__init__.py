@@ -63,10 +63,11 @@ def open_state(target: Path | StateUrl) -> StateStore:
         return pooled
 
 
-def close_pools() -> None:
-    """Close this process's PostgreSQL pools (tests, and a server shutting down)."""
+def close_pools(url: StateUrl | None = None) -> None:
+    """Close this process's PostgreSQL pools (a server shutting down), or the one of ``url`` (a
+    test dropping its schema while other stores stay in use)."""
     with _pools_lock:
-        stores = [s for (_, pid), s in _pools.items() if pid == os.getpid()]
-        _pools.clear()
+        keys = [k for k in _pools if k[1] == os.getpid() and url in (None, k[0])]
+        stores = [_pools.pop(k) for k in keys]
     for store in stores:
         store.close()

@@ -38,14 +38,15 @@ def check_state(store: StateStore) -> CheckReport:
         if table in missing:
             continue
         bad = 0
-        for key, text in store.execute(f"SELECT {_key(table)}, {column} FROM {table}"):
+        label, expr = _KEYS.get(table, ("key", "key"))
+        for key, text in store.execute(f"SELECT {expr}, {column} FROM {table}"):
             rows += 1
             try:
                 json.loads(text)
             except (TypeError, ValueError):
                 bad += 1
                 if bad <= MAX_PROBLEMS_PER_CHECK:
-                    problems.append(f"{table}.{column} of {_key(table)}={key!r} is not JSON")
+                    problems.append(f"{table}.{column} of {label}={key!r} is not JSON")
         if bad > MAX_PROBLEMS_PER_CHECK:
             problems.append(f"{table}.{column}: {bad - MAX_PROBLEMS_PER_CHECK} more rows that are not JSON")
     if "cards" not in missing:
@@ -53,8 +54,14 @@ def check_state(store: StateStore) -> CheckReport:
     return CheckReport(version=version, rows=rows, problems=problems)
 
 
-def _key(table: str) -> str:
-    return {"cards": "card_id", "audit": "id", "ui_audit": "id"}.get(table, "key")
+# How a problem names a row: (what the message calls the key, the SQL that reads it).
+_KEYS = {
+    "cards": ("card_id", "card_id"),
+    "audit": ("id", "id"),
+    "ui_audit": ("id", "id"),
+    "events": ("session_id#id", "session_id || '#' || CAST(id AS TEXT)"),
+    "artefact_refs": ("digest@session_id", "digest || '@' || session_id"),
+}
 
 
 def _orphan_cards(store: StateStore) -> list[str]:

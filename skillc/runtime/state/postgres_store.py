@@ -93,6 +93,30 @@ class PostgresStore(StateStore):
                 tx.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (lock,))
             yield tx
 
+    def prepare(self) -> None:
+        """Create the schema the URL's search_path names first when none of its schemas exists
+        (``?options=-csearch_path%3Dskillc`` keeps skillc's tables in a schema of their own)."""
+        import psycopg
+
+        if self.execute("SELECT current_schema()")[0][0] is not None:
+            return
+        path = str(self.execute("SHOW search_path")[0][0])
+        names = [n.strip() for n in path.split(",") if n.strip() and n.strip() != '"$user"']
+        if not names:
+            raise StateError(f"the state store {self.url.redacted()} names no schema to keep its tables in")
+        first = names[0]
+        name = first[1:-1].replace('""', '"') if first.startswith('"') else first.lower()
+        quoted = '"' + name.replace('"', '""') + '"'
+        try:
+            # Under the migration lock: two instances starting at once would otherwise race on the
+            # catalogue's unique index even with IF NOT EXISTS.
+            with self.transaction("skillc_schema") as tx:
+                tx.execute(f"CREATE SCHEMA IF NOT EXISTS {quoted}")
+        except psycopg.Error as err:
+            raise StateError(
+                f"cannot create schema {name!r} in the state store {self.url.redacted()}: {_reason(err)}"
+            ) from err
+
     def table_names(self) -> set[str]:
         rows = self.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
         return {str(r[0]) for r in rows}

@@ -1,7 +1,7 @@
 """The versioned schema of the state store and its forward migrations.
 
-``skillc_schema`` holds one row: the version the store is at. A migration moves it one step up,
-in one transaction with the row's update; a store at a version newer than this skillc knows is
+``skillc_schema`` holds a row per migration applied. The migrations a store lacks are applied in
+one transaction with their rows; a store at a version newer than this skillc knows is
 refused (an older skillc must not write a newer layout). Migrations only add (tables, columns,
 indexes), so instances of the previous version keep working while a fleet rolls forward.
 """
@@ -75,6 +75,34 @@ CREATE TABLE IF NOT EXISTS logins (
 );
 """
 
+# Times are Unix milliseconds (BIGINT); ``seq`` columns order rows by when they were written.
+_V3_COMMON = """
+CREATE TABLE IF NOT EXISTS server_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS consent_spent (nonce TEXT PRIMARY KEY, expires BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS consent_spent_expires ON consent_spent (expires);
+CREATE TABLE IF NOT EXISTS event_sessions (
+  session_id TEXT PRIMARY KEY, next_id BIGINT NOT NULL, dropped BIGINT NOT NULL, touched BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS event_sessions_touched ON event_sessions (touched);
+CREATE TABLE IF NOT EXISTS events (
+  session_id TEXT NOT NULL, id BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (session_id, id)
+);
+CREATE TABLE IF NOT EXISTS artefact_refs (
+  digest TEXT NOT NULL, session_id TEXT NOT NULL, seq BIGINT NOT NULL, expires BIGINT NOT NULL, ref TEXT NOT NULL,
+  PRIMARY KEY (digest, session_id)
+);
+CREATE INDEX IF NOT EXISTS artefact_refs_seq ON artefact_refs (seq);
+CREATE INDEX IF NOT EXISTS artefact_refs_expires ON artefact_refs (expires);
+"""
+_V3_SQLITE = (
+    _V3_COMMON
+    + "CREATE TABLE IF NOT EXISTS artefact_blobs (digest TEXT PRIMARY KEY, size INTEGER NOT NULL, body BLOB NOT NULL);"
+)
+_V3_POSTGRESQL = (
+    _V3_COMMON
+    + "CREATE TABLE IF NOT EXISTS artefact_blobs (digest TEXT PRIMARY KEY, size BIGINT NOT NULL, body BYTEA NOT NULL);"
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         version=1, name="storage, cards, audit, ui_audit and logins", sqlite=_V1_SQLITE, postgresql=_V1_POSTGRESQL
@@ -87,16 +115,39 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite="ALTER TABLE cards ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
         postgresql="ALTER TABLE cards ADD COLUMN IF NOT EXISTS version BIGINT NOT NULL DEFAULT 1",
     ),
+    # What a fleet shares beyond cards, so that a request may land on any instance: the server's
+    # keys (session ids, consent tokens, wx.login tokens), spent consents, the session event
+    # buffers and the artefact index.
+    Migration(
+        version=3,
+        name="server keys, spent consents, session events, artefacts",
+        sqlite=_V3_SQLITE,
+        postgresql=_V3_POSTGRESQL,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 # The tables of the current version, and the columns holding JSON text (`skillc state check` parses them).
-TABLES = ("storage", "cards", "audit", "ui_audit", "logins")
+TABLES = (
+    "storage",
+    "cards",
+    "audit",
+    "ui_audit",
+    "logins",
+    "server_keys",
+    "consent_spent",
+    "event_sessions",
+    "events",
+    "artefact_refs",
+    "artefact_blobs",
+)
 JSON_COLUMNS = (
     ("storage", "value"),
     ("cards", "record"),
     ("cards", "data"),
     ("audit", "record"),
     ("ui_audit", "record"),
+    ("events", "event"),
+    ("artefact_refs", "ref"),
 )
 
 
@@ -115,8 +166,10 @@ def schema_version(store: StateStore) -> int:
 
 
 def migrate(store: StateStore) -> MigrateReport:
-    """Apply the migrations the store lacks, each in a transaction with its version row. Safe to
-    run from several processes at once: the transaction's lock makes the second see the first's work."""
+    """Apply the migrations the store lacks, with their version rows, in one transaction. Safe to
+    run from several processes at once: the transaction's lock makes the second see the first's
+    work. A PostgreSQL schema the URL's search_path names is created first if it does not exist."""
+    store.prepare()
     before = schema_version(store)
     if before > SCHEMA_VERSION:
         raise StateError(
@@ -124,18 +177,18 @@ def migrate(store: StateStore) -> MigrateReport:
             f" ({SCHEMA_VERSION}): upgrade skillc"
         )
     applied: list[int] = []
-    for migration in MIGRATIONS:
-        if migration.version <= before:
-            continue
+    pending = [m for m in MIGRATIONS if m.version > before]
+    if pending:
         with store.transaction("skillc_schema") as tx:
             tx.execute("CREATE TABLE IF NOT EXISTS skillc_schema (version INTEGER NOT NULL PRIMARY KEY)")
-            done = tx.execute("SELECT 1 FROM skillc_schema WHERE version = ?", (migration.version,))
-            if done:
-                continue  # another process applied it while we waited for the lock
-            for statement in _split(migration.script(store)):
-                tx.execute(statement)
-            tx.execute("INSERT INTO skillc_schema (version) VALUES (?)", (migration.version,))
-        applied.append(migration.version)
+            done = {int(r[0]) for r in tx.execute("SELECT version FROM skillc_schema")}
+            for migration in pending:
+                if migration.version in done:
+                    continue  # another process applied it while we waited for the lock
+                for statement in _split(migration.script(store)):
+                    tx.execute(statement)
+                tx.execute("INSERT INTO skillc_schema (version) VALUES (?)", (migration.version,))
+                applied.append(migration.version)
     return MigrateReport(before=before, after=max([before, *applied]), applied=applied)
 
 

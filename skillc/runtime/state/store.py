@@ -38,6 +38,10 @@ class Dialect(ABC):
         """INSERT of ``columns`` that replaces the row with the same ``keys``."""
 
     @abstractmethod
+    def insert_absent(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
+        """INSERT of ``columns`` that does nothing when a row with the same ``keys`` exists."""
+
+    @abstractmethod
     def byte_length(self, expr: str) -> str:
         """The UTF-8 length of a TEXT expression, in bytes."""
 
@@ -61,6 +65,10 @@ class SqliteDialect(Dialect):
         marks = ", ".join("?" * len(columns))
         return f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES ({marks})"
 
+    def insert_absent(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
+        marks = ", ".join("?" * len(columns))
+        return f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+
     def byte_length(self, expr: str) -> str:
         return f"LENGTH(CAST({expr} AS BLOB))"
 
@@ -83,6 +91,10 @@ class PostgresDialect(Dialect):
         update = ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)
         action = f"DO UPDATE SET {update}" if rest else "DO NOTHING"
         return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT ({', '.join(keys)}) {action}"
+
+    def insert_absent(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
+        marks = ", ".join("?" * len(columns))
+        return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT ({', '.join(keys)}) DO NOTHING"
 
     def byte_length(self, expr: str) -> str:
         return f"octet_length({expr})"
@@ -120,6 +132,9 @@ class StateStore(ABC):
     @abstractmethod
     def table_names(self) -> set[str]:
         """The tables in the store (in the default schema for PostgreSQL)."""
+
+    def prepare(self) -> None:  # noqa: B027 - SQLite's file is made by its first connection
+        """Make the place the tables go (before the first migration)."""
 
     def ping(self) -> None:
         """Raise :class:`StateError` unless the store answers a query."""
