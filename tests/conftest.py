@@ -231,16 +231,20 @@ def postgres_url(postgres_server: str, postgres_admin: Any) -> Iterator[str]:
         postgres_admin.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _session_state_store(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Under --state-store=postgresql, module-scoped servers get a schema of their own too."""
+@pytest.fixture(autouse=True, scope="module")
+def _module_state_store(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Under --state-store=postgresql, a module's module-scoped servers get a schema of their own
+    (as they get a tmp folder of their own on SQLite): made on first use, dropped after the module."""
     if request.config.getoption(STATE_STORE_OPTION) != "postgresql":
         yield
         return
+    from skillc.runtime.state import close_pools, parse_state_url
     from tests import postgres_cluster as pg
 
     server = request.getfixturevalue("postgres_server")
-    _, url = pg.new_schema(server)
+    admin = request.getfixturevalue("postgres_admin")
+    name = pg.new_schema_name()
+    url = pg.schema_url(server, name)
     old = os.environ.get("SKILLC_STATE_URL")
     os.environ["SKILLC_STATE_URL"] = url
     try:
@@ -250,6 +254,8 @@ def _session_state_store(request: pytest.FixtureRequest) -> Iterator[None]:
             os.environ.pop("SKILLC_STATE_URL", None)
         else:
             os.environ["SKILLC_STATE_URL"] = old
+        close_pools(parse_state_url(url))
+        admin.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
 @pytest.fixture(autouse=True)

@@ -34,6 +34,8 @@ from skillc.cli import main
 from skillc.runtime.config import Identity, RuntimeConfig
 from skillc.runtime.contracts import ANONYMOUS_USER_DID, ApiCallContext
 from skillc.runtime.host.identity import CallIdentity, CapabilityClaims, IdentityError, sign, verify
+from skillc.runtime.state import open_state, state_url_of
+from skillc.runtime.state.keys import shared_key
 from skillc.server.runner import ServeHandle, ServeOptions
 
 from .conftest import FIXTURES
@@ -105,15 +107,22 @@ def test_login_issues_a_signed_token_that_a_later_call_finds_valid(tmp_path: Pat
         "skillId": "member-skill",
     }
     # The key lives with the state, private to its owner; a backend holding it verifies the token.
-    key_file = tmp_path / "identity.key"
-    assert key_file.stat().st_mode & 0o777 == 0o600
-    key = bytes.fromhex(key_file.read_text())
+    url = state_url_of(RuntimeConfig(state_dir=tmp_path))
+    if url.kind == "postgresql":  # in the store, shared by every instance
+        key = shared_key(open_state(url), "identity")
+    else:
+        key_file = tmp_path / "identity.key"
+        assert key_file.stat().st_mode & 0o777 == 0o600
+        key = bytes.fromhex(key_file.read_text())
     assert len(key) == 32
     assert b64(hmac.new(key, f"{header}.{payload}".encode(), hashlib.sha256).digest()) == signature
     # Another process, another call: the session wx.login opened is still valid, with the same key.
     assert session_status(tmp_path) == ("checkSession:ok", [])
     assert session_status(tmp_path, "--token", token) == ("checkSession:ok", [])
-    assert bytes.fromhex(key_file.read_text()) == key
+    stored = (
+        shared_key(open_state(url), "identity") if url.kind == "postgresql" else bytes.fromhex(key_file.read_text())
+    )
+    assert stored == key
 
 
 def test_check_session_without_a_login_fails(tmp_path: Path) -> None:
@@ -203,7 +212,8 @@ def test_verify_checks_every_binding_and_the_clock() -> None:
     assert (late.value.reason, late.value.diagnostic) == (EXPIRED.removeprefix("checkSession:fail "), None)
 
 
-def test_a_key_readable_by_others_or_broken_is_refused(tmp_path: Path) -> None:
+def test_a_key_readable_by_others_or_broken_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SKILLC_STATE_URL", raising=False)  # the key file's checks: on PostgreSQL there is none
     sign_in(tmp_path)
     key_file = tmp_path / "identity.key"
     key_file.chmod(0o644)
