@@ -235,7 +235,7 @@ _EVENTS_AFTER = "SELECT event FROM events WHERE session_id = ? AND id > ? ORDER 
 _NEXT_TOUCH = "(SELECT COALESCE(MAX(touched), 0) + 1 FROM event_sessions)"
 # Each session transaction writes the session row first. On PostgreSQL that row lock, held to
 # COMMIT, is what orders a session's writes against an eviction, which deletes the row before the
-# events (it does not hold the session's own lock). On SQLite every writer holds the file's lock.
+# events (under no lock of the session). On SQLite every writer holds the file's lock.
 # Taking an id also drops the oldest beyond max_events (SET reads the old values: next_id is the
 # new event's id), so the common append is one UPDATE and one INSERT.
 _TAKE_ID = (
@@ -250,8 +250,9 @@ _CHUNK = 500  # session ids per DELETE ... IN (...), well under every engine's p
 
 class _StoredBuffers:
     """The buffers in the state store's event_sessions / events tables, shared by every instance
-    on that store. A session's writes take the store lock ``events:<id>``; creating a session (the
-    only way the session count grows, and the only place sessions are dropped) takes
+    on that store. A session's writes start by updating its row, whose lock (held to COMMIT on
+    PostgreSQL; SQLite's writers hold the file) orders them: no named lock is needed. Creating a
+    session (the only way the session count grows, and the only place sessions are dropped) takes
     ``events:sessions``, so the max_sessions bound is exact even when instances create at once.
     A page without drain is one SELECT: one snapshot on both engines, no lock taken."""
 
@@ -263,7 +264,7 @@ class _StoredBuffers:
 
     def append(self, session_id: str, make: Callable[[int], SessionEvent]) -> SessionEvent:
         while True:
-            with self.store.transaction(lock=f"events:{session_id}") as tx:
+            with self.store.transaction() as tx:
                 limit = self.limits.max_events
                 taken = tx.execute(_TAKE_ID, (limit, limit, session_id))
                 if taken:
@@ -321,7 +322,7 @@ class _StoredBuffers:
 
     def _drain(self, query: EventQuery) -> EventPage:
         sid = query.session_id
-        with self.store.transaction(lock=f"events:{sid}") as tx:
+        with self.store.transaction() as tx:
             held = tx.execute(_HOLD_ROW, (sid,))
             if not held:
                 return _empty_page(query)

@@ -188,13 +188,11 @@ class CardTimers:
             timer.order = self._order()
             return True
 
-    def skip_due(self) -> int:
+    def skip_due(self) -> None:
         """Take the timers due now without running them (another instance drove the card since
-        this copy's last write, so these beats were its); how many were skipped."""
-        skipped = 0
+        this copy's last write, so these beats were its)."""
         for timer in self.due(self.mark()):
-            skipped += self.take(timer)
-        return skipped
+            self.take(timer)
 
     def next_due(self) -> tuple[float, int] | None:
         """When the next timer is due, on the host's clock, with its set order; None while the
