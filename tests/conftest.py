@@ -25,6 +25,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+# One plugin a job: the grouped skip reasons at the end of a run.
+pytest_plugins = ["tests.skip_summary"]
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 COFFEE = EXAMPLES / "coffee-skill"

@@ -33,6 +33,14 @@ def find_bin() -> Path | None:
     return Path(initdb).parent if initdb and shutil.which("pg_ctl") else None
 
 
+def _runuser() -> str:
+    """runuser lives in /usr/sbin, which a root shell's PATH may lack (su without -, some CI images)."""
+    for candidate in (shutil.which("runuser"), "/usr/sbin/runuser", "/sbin/runuser"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise RuntimeError("running as root and runuser (util-linux) is not installed: it starts the cluster as postgres")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -54,7 +62,7 @@ class Cluster:
             except KeyError:
                 raise RuntimeError(f"running as root and there is no {OWNER!r} user for initdb") from None
             os.chown(self.root, owner.pw_uid, owner.pw_gid)
-            self._as = ["runuser", "-u", OWNER, "--"]
+            self._as = [_runuser(), "-u", OWNER, "--"]
 
     def _run(self, *argv: str) -> None:
         done = subprocess.run([*self._as, *argv], capture_output=True, text=True, timeout=120)
