@@ -1,6 +1,6 @@
 """`skillc check`: run the frontend over a skill folder or a whole mini-program project.
 
-This is a driver above the phases (like cli.py), so it may import any of them; the phases
+This is a driver above the phases (like the cli package), so it may import any of them; the phases
 never import it.
 """
 

@@ -25,7 +25,7 @@ ALLOWED = {
     "runtime": {"frontend", "ir"},
     "server": {"frontend", "ir", "backends", "runtime"},
 }
-DRIVERS = {"cli", "state_cli", "check", "build", "__main__"}
+DRIVERS = {"cli", "check", "build", "__main__"}
 # The runtime's parts, lowest first: each may import only those before it.
 RUNTIME_PARTS = ("sandbox", "state", "host", "api", "cards", "flows")
 RUNTIME_SHARED = {"contracts", "config"}

@@ -1,44 +1,17 @@
-"""``skillc state migrate|check`` and the ``--state`` option of the commands that keep state."""
+"""``skillc state migrate|check``: the state store's schema and integrity."""
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
+from skillc.cli.options import state_option
+from skillc.cli.output import EXIT_ERRORS
+
 if TYPE_CHECKING:
     from skillc.runtime.state import StateStore, StateUrl
-
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
-STATE_URL_ENV = "SKILLC_STATE_URL"  # the same name as skillc.runtime.config.STATE_URL_ENV, without importing it
-STATE_HELP = (
-    "Where storage, cards, audit and logins live: postgresql://USER@HOST/DB, sqlite:///PATH or a file path "
-    f"[${STATE_URL_ENV}, else state.sqlite3 in the state folder]."
-)
-
-
-def validate_state_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from skillc.runtime.state.url import StateUrlError, parse_state_url
-
-    text = value if value is not None else os.environ.get(STATE_URL_ENV) or None
-    if text is None:
-        return None
-    try:
-        parse_state_url(text)
-    except StateUrlError as err:
-        source = "--state" if value is not None else f"${STATE_URL_ENV}"
-        raise click.BadParameter(str(err), ctx=ctx, param_hint=source) from None
-    return text
-
-
-def state_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--state URL``: checked here, so a bad URL is a usage error before anything starts."""
-    return click.option(
-        "--state", "state_url", default=None, metavar="URL", callback=validate_state_url, help=STATE_HELP
-    )(f)
 
 
 @click.group()

@@ -1,0 +1,190 @@
+"""Options several commands share, and the parsers of their values: one definition, so names,
+ranges and help agree from command to command."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from skillc.cli.output import EXIT_USAGE, echo_text
+
+if TYPE_CHECKING:
+    from skillc.runtime.config import UserProfile
+
+# The viewport widths every command accepts (the Viewport model's own bounds).
+WIDTH_MIN, WIDTH_MAX = 1, 10000
+
+
+def width_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option(
+        "--width", type=click.IntRange(WIDTH_MIN, WIDTH_MAX), default=375, show_default=True, help=help_text
+    )
+
+
+color_option = click.option(
+    "--color",
+    "color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour diagnostics: auto = only on a terminal and when NO_COLOR is not set.",
+)
+
+# Identity (docs/security.md, "Identity"): who the caller is and how long a wx.login lasts.
+anonymous_option = click.option(
+    "--anonymous",
+    is_flag=True,
+    help="Call as nobody signed in (user DID did:skillc:anonymous): APIs at risk L1 and above are refused "
+    "(RUN060), wx.login fails and wx.request carries no identity. Not with --user.",
+)
+login_ttl_option = click.option(
+    "--login-ttl",
+    "login_ttl_s",
+    type=click.FloatRange(0, 366 * 86400, min_open=True),
+    default=None,
+    help="Seconds a capability token from wx.login stays valid [7200].",
+)
+
+
+def caller_did(user_did: str | None, anonymous: bool) -> str | None:
+    """The user DID of ``--user`` / ``--anonymous`` (None: the configured one); both is a usage error."""
+    from skillc.runtime.contracts import ANONYMOUS_USER_DID
+
+    if anonymous and user_did is not None:
+        click.echo("skillc: error: --anonymous and --user cannot be given together (pick one caller)", err=True)
+        sys.exit(EXIT_USAGE)
+    return ANONYMOUS_USER_DID if anonymous else user_did
+
+
+# The user profile the wx stand-ins answer from (docs/runtime.md, "Stand-ins for WeChat-only APIs").
+profile_option = click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="A JSON file of the user's phone, addresses and location: what wx.getPhoneNumber, wx.chooseAddress, "
+    "wx.getLocation and wx.getFuzzyLocation answer (each with the user's consent at L4). Without it they fail.",
+)
+
+
+def user_profile(path: Path | None) -> UserProfile | None:
+    """The ``--profile`` file as a UserProfile (None without one); a bad file is a usage error."""
+    if path is None:
+        return None
+    from skillc.diagnostics import render_text
+    from skillc.runtime.host.profile import read_profile
+
+    profile, problems, text = read_profile(path)
+    if profile is None:
+        echo_text(render_text(problems, {str(path): text}), err=True, nl=False)
+        click.echo(f"skillc: error: {path} is not a usable user profile", err=True)
+        sys.exit(EXIT_USAGE)
+    return profile
+
+
+STATE_URL_ENV = "SKILLC_STATE_URL"  # the same name as skillc.runtime.config.STATE_URL_ENV, without importing it
+STATE_HELP = (
+    "Where storage, cards, audit and logins live: postgresql://USER@HOST/DB, sqlite:///PATH or a file path "
+    f"[${STATE_URL_ENV}, else state.sqlite3 in the state folder]."
+)
+
+
+def validate_state_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from skillc.runtime.state.url import StateUrlError, parse_state_url
+
+    text = value if value is not None else os.environ.get(STATE_URL_ENV) or None
+    if text is None:
+        return None
+    try:
+        parse_state_url(text)
+    except StateUrlError as err:
+        source = "--state" if value is not None else f"${STATE_URL_ENV}"
+        raise click.BadParameter(str(err), ctx=ctx, param_hint=source) from None
+    return text
+
+
+def state_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--state URL``: checked here, so a bad URL is a usage error before anything starts."""
+    return click.option(
+        "--state", "state_url", default=None, metavar="URL", callback=validate_state_url, help=STATE_HELP
+    )(f)
+
+
+def server_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """PATHS, --host, --port and --state-dir: the same for every command that starts a server."""
+    for option in reversed(
+        (
+            click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path)),
+            click.option("--host", default="127.0.0.1", show_default=True, help="The interface to listen on."),
+            click.option(
+                "--port",
+                type=click.IntRange(0, 65535),
+                default=8765,
+                show_default=True,
+                help="The port (0 picks a free one).",
+            ),
+            click.option(
+                "--state-dir",
+                type=click.Path(path_type=Path, file_okay=False),
+                default=None,
+                help="Where storage, cards and the audit log live [$SKILLC_STATE_DIR or ~/.local/state/skillc].",
+            ),
+            click.option(
+                "--state", "state_url", default=None, metavar="URL", callback=validate_state_url, help=STATE_HELP
+            ),
+        )
+    ):
+        f = option(f)
+    return f
+
+
+def probe_port(host: str, port: int) -> int:
+    """The port a server will get on ``host`` (``--port 0``: a free one), or a usage error when it is
+    busy, said before anything is served. (Handing uvicorn the bound socket instead cost ~40 ms per
+    request here.)"""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            click.echo(f"skillc: error: cannot listen on {host}:{port}: {err.strerror or err}", err=True)
+            sys.exit(EXIT_USAGE)
+        return int(probe.getsockname()[1])
+
+
+def json_alias(fmt: str, as_json: bool) -> str:
+    """``--json`` is kept as the short form of ``--format json``."""
+    return "json" if as_json else fmt
+
+
+def parse_args_json(text: str, option: str = "--args") -> object:
+    """``--args`` as JSON: bounded in depth before it is parsed (json.loads recurses)."""
+    return _bounded_json(text, f"{option} is too deeply nested", f"{option} is not valid JSON: {{err}}")
+
+
+def parse_json_text(text: str, label: str) -> object:
+    """A JSON data file: bounded in depth before it is parsed; a one-line error otherwise."""
+    return _bounded_json(text, f"{label} is too deeply nested", f"{label}: not JSON ({{err}})")
+
+
+def _bounded_json(text: str, too_deep_prefix: str, not_json: str) -> object:
+    from skillc.runtime.api.values import DEPTH_LIMIT, json_depth, too_deep
+
+    depth = json_depth(text)
+    if depth > DEPTH_LIMIT:
+        click.echo(f"skillc: error: {too_deep_prefix}: {too_deep(depth)}", err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        return json.loads(text)
+    except ValueError as err:
+        click.echo("skillc: error: " + not_json.format(err=err), err=True)
+        sys.exit(EXIT_USAGE)

@@ -1,0 +1,282 @@
+"""``skillc serve``: the skills as an MCP server, over HTTP (one process or several) or stdio."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from skillc.cli.options import (
+    anonymous_option,
+    caller_did,
+    login_ttl_option,
+    probe_port,
+    profile_option,
+    server_options,
+    user_profile,
+    width_option,
+)
+from skillc.cli.output import EXIT_OK, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from skillc.server.runner import Prepared, ServeOptions
+
+
+# The options that only mean something to the HTTP transport: given with --stdio, a usage error.
+_HTTP_ONLY = {
+    "host": "--host",
+    "port": "--port",
+    "dns_rebinding_protection": "--[no-]dns-rebinding-protection",
+    "allowed_hosts": "--allowed-host",
+    "allowed_origins": "--allowed-origin",
+    "workers": "--workers",
+    "graceful_timeout_s": "--graceful-timeout",
+}
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    from click.core import ParameterSource
+
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+@click.command()
+@server_options
+@click.option(
+    "--stdio",
+    is_flag=True,
+    help="Serve over stdin/stdout (the MCP stdio transport) instead of HTTP: JSON-RPC on stdout, "
+    "every other line on stderr; closing stdin stops the server. Not with --host/--port.",
+)
+@click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking (tests, trusted setups).")
+@click.option(
+    "--approve",
+    "approve",
+    multiple=True,
+    help="A tool (its tool name, or SKILL/API) approved without asking (repeatable).",
+)
+@click.option("--no-elicit", is_flag=True, help="Never ask for consent by elicitation; refuse L3/L4 calls instead.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(0, 86400, min_open=True),
+    default=None,
+    help="Seconds per API call [300].",
+)
+@click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
+@profile_option
+@click.option("--user", "user_did", default=None, help="The user DID every call is made as [did:example:user].")
+@anonymous_option
+@login_ttl_option
+@width_option("The card width in px (750rpx).")
+@click.option(
+    "--strict-output",
+    is_flag=True,
+    help="Advertise each tool's outputSchema and enforce it: a result that breaks it becomes an isError result. "
+    "Without it, outputSchema is not advertised and a mismatch is a warning in the result's _meta and in the log.",
+)
+@click.option(
+    "--no-ui-control",
+    is_flag=True,
+    help="Do not serve the ui_control__* tools (agents operating cards as their user would); "
+    "the tool listing then says disabled_by_policy.",
+)
+@click.option(
+    "--max-events",
+    type=click.IntRange(1, 1_000_000),
+    default=1000,
+    show_default=True,
+    help="Events kept per session in events://session/<id> (the oldest are dropped).",
+)
+@click.option(
+    "--max-event-bytes",
+    type=click.IntRange(64, 1_048_576),
+    default=4096,
+    show_default=True,
+    help="UTF-8 bytes of one event message (longer ones are cut, with a truncation record).",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="The request log on stderr, one line per request: readable text, or one JSON object per line.",
+)
+@click.option(
+    "--dns-rebinding-protection/--no-dns-rebinding-protection",
+    default=True,
+    show_default=True,
+    help="Accept only loopback Host and Origin headers (plus --allowed-host / --allowed-origin).",
+)
+@click.option("--allowed-host", "allowed_hosts", multiple=True, help="Another accepted Host header, e.g. my.box:8765.")
+@click.option("--allowed-origin", "allowed_origins", multiple=True, help="Another accepted Origin, e.g. https://x.y.")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Worker processes on the one port, each with its own QuickJS runtimes, sharing the state store; "
+    "a worker that dies is restarted. HTTP only. See docs/deploy.md.",
+)
+@click.option(
+    "--graceful-timeout",
+    "graceful_timeout_s",
+    type=click.FloatRange(0, 3600),
+    default=30.0,
+    show_default=True,
+    help="On SIGTERM / Ctrl-C: stop accepting, give running calls this many seconds to finish, then exit 0.",
+)
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    host: str,
+    port: int,
+    state_dir: Path | None,
+    state_url: str | None,
+    stdio: bool,
+    approve_all: bool,
+    approve: tuple[str, ...],
+    no_elicit: bool,
+    timeout_s: float | None,
+    allow_hosts: tuple[str, ...],
+    profile_path: Path | None,
+    user_did: str | None,
+    anonymous: bool,
+    login_ttl_s: float | None,
+    width: int,
+    strict_output: bool,
+    no_ui_control: bool,
+    max_events: int,
+    max_event_bytes: int,
+    log_format: str,
+    dns_rebinding_protection: bool,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    workers: int,
+    graceful_timeout_s: float,
+) -> None:
+    """Serve skills as an MCP server: APIs become tools, cards become MCP Apps.
+
+    PATHS are skill folders or mini-program project folders. The server speaks Streamable HTTP
+    (stateless, JSON responses) at http://HOST:PORT/mcp, both the 2026-07-28 protocol and the
+    2025 initialize handshake; a browser opening that URL (or /) gets a page that says how to
+    connect. With --stdio it speaks the MCP stdio transport instead (for clients that start their
+    servers themselves). L3/L4 APIs ask for the user's consent by elicitation where the client
+    supports it, else are refused unless approved with --approve / --approve-all. The timers of
+    dynamic cards (scope.dynamic) run on their own in real time (at least 1000 ms apart, at most 8
+    per card); the card view reads their patches through an app-only tool. Each request is one
+    line on stderr (--log-format). See docs/serve.md.
+
+    \b
+    Example:
+      skillc serve examples/coffee-skill --port 8765
+      skillc serve skill-a skill-b --approve confirmOrder --state-dir /tmp/state
+      skillc serve --stdio examples/coffee-skill
+    """
+    caller = caller_did(user_did, anonymous)
+    if stdio:
+        given = [flag for name, flag in _HTTP_ONLY.items() if _given(ctx, name)]
+        if given:
+            click.echo(
+                f"skillc: error: {', '.join(given)} {'is an HTTP option' if len(given) == 1 else 'are HTTP options'}"
+                " and cannot be given with --stdio (which serves over stdin/stdout)",
+                err=True,
+            )
+            sys.exit(EXIT_USAGE)
+
+    from skillc.server.stdio import guard_stdio
+
+    wire = guard_stdio() if stdio else None  # from here on, only JSON-RPC reaches the real stdout
+
+    from skillc.diagnostics import render_text
+    from skillc.ir.viewport import Viewport
+    from skillc.runtime.config import RuntimeConfig, default_state_dir
+    from skillc.server import request_log
+    from skillc.server.consent import ConsentPolicy
+    from skillc.server.events import EventLimits
+    from skillc.server.runner import ServeOptions, endpoint_url, prepare, serve_foreground
+
+    request_log.configure("json" if log_format == "json" else "text", sys.stderr)
+    if not stdio:
+        port = probe_port(host, port)  # a busy port is a usage error before the slow start
+    runtime = RuntimeConfig(
+        state_dir=state_dir or default_state_dir(),
+        state_url=state_url,
+        allowed_hosts=allow_hosts,
+        profile=user_profile(profile_path),
+    )
+    if timeout_s is not None:
+        runtime = runtime.model_copy(update={"timeout_s": timeout_s})
+    if caller is not None:
+        runtime = runtime.model_copy(update={"identity": runtime.identity.model_copy(update={"user_did": caller})})
+    if login_ttl_s is not None:
+        runtime = runtime.model_copy(update={"login_ttl_s": login_ttl_s})
+    options = ServeOptions(
+        paths=paths,
+        host=host,
+        port=port,
+        runtime=runtime,
+        consent=ConsentPolicy(approve_all=approve_all, approve=frozenset(approve), elicit=not no_elicit),
+        viewport=Viewport(width=width),
+        dns_rebinding_protection=dns_rebinding_protection,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        strict_output=strict_output,
+        ui_control=not no_ui_control,
+        events=EventLimits(max_events=max_events, max_message_bytes=max_event_bytes),
+        graceful_timeout_s=graceful_timeout_s,
+    )
+    prepared = prepare(options, lambda s: click.echo(f"loading {s.package.name} ({s.display})...", err=True))
+    if prepared.diagnostics:
+        click.echo(render_text(prepared.diagnostics), err=True, nl=False)
+    catalogue = prepared.server.catalogue
+    if not catalogue.apis:
+        click.echo("skillc: error: no skill could be served", err=True)
+        sys.exit(EXIT_USAGE)
+    unknown = options.consent.unknown(list(catalogue.apis.values())) if options.consent else []
+    if unknown:
+        # An --approve that names nothing is a typo or an API two skills share: never guess.
+        names = ", ".join(unknown)
+        click.echo(
+            f"skillc: error: --approve {names}: no served tool has that name "
+            "(use a tool name from the list below, or SKILL/API)",
+            err=True,
+        )
+        for a in catalogue.apis.values():
+            click.echo(f"  {a.tool_name}  ({a.skill}/{a.spec.name})", err=True)
+        sys.exit(EXIT_USAGE)
+    for skill in catalogue.skills:
+        tools = [a.tool_name for a in catalogue.apis.values() if a.skill == skill.package.name]
+        click.echo(f"serving {skill.package.name} ({skill.display}): {', '.join(tools)}", err=True)
+    if stdio:
+        from skillc.server.stdio import STDIO_BANNER, run_stdio
+
+        stopped_by = run_stdio(prepared.server, wire, lambda: click.echo(STDIO_BANNER, err=True))
+        sys.exit(EXIT_OK if stopped_by is None else 128 + stopped_by)
+    if workers > 1:
+        sys.exit(_serve_workers(prepared, options, workers, log_format))
+    serve_foreground(prepared, host, port, lambda h, p: click.echo(f"MCP endpoint: {endpoint_url(h, p)}", err=True))
+
+
+def _serve_workers(prepared: Prepared, options: ServeOptions, workers: int, log_format: str) -> int:
+    """``serve --workers N``: the skills loaded here only to check them (the usage errors and the
+    listing above); each worker loads its own (skillc.server.supervisor)."""
+    import asyncio
+    from typing import Literal
+
+    from skillc.server.runner import endpoint_url
+    from skillc.server.supervisor import Supervisor, reserve_port
+    from skillc.server.worker import worker_options
+
+    asyncio.run(prepared.server.close())
+    reservation = reserve_port(options.host, options.port)
+    try:
+        fmt: Literal["text", "json"] = "json" if log_format == "json" else "text"
+        supervisor = Supervisor(worker_options(options, fmt), workers, lambda line: click.echo(line, err=True))
+        endpoint = endpoint_url(options.host, options.port)
+        return supervisor.run(lambda: click.echo(f"MCP endpoint: {endpoint} ({workers} workers)", err=True))
+    finally:
+        reservation.close()
