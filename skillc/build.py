@@ -20,7 +20,7 @@ from typing import Any
 from skillc import __version__
 from skillc.backends.base import RenderOptions
 from skillc.backends.registry import find_backend
-from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity, sort_diagnostics
+from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity, render_blockers, sort_diagnostics
 from skillc.frontend.package import SkillPackage, load_skill
 from skillc.ir.component import compile_component
 from skillc.ir.evaluate import CardRenderer
@@ -232,7 +232,7 @@ def _build_component(
     outputs: dict[str, str] = {}
     status = "failed"
     inputs = component.inputs if component is not None else [f"components/{name}/index.wxml"]
-    if component is not None and not sink.has_errors:
+    if component is not None and not render_blockers(sink):
         status = "compiled"
         folder = Path("components") / name
         _write(out, folder / "template.json", component.template.dumps() + "\n", outputs)

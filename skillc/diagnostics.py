@@ -114,6 +114,9 @@ class CodeInfo:
     # The official validator's rule id(s) this code corresponds to ("V002", "V012/V015"), "" when
     # the finding is skillc's own. An official rule's failure is always an error here.
     official: str = ""
+    # The gate judges, the renderer draws: a finding never stops a card being drawn, except one
+    # that leaves no tree to draw (WXML or a {{ }} that does not parse). Those codes say so here.
+    blocks_render: bool = False
 
 
 _E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -197,9 +200,9 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     # -- component folders (frontend/package.py) ----------------------------------------
     CodeInfo("CMP001", _E, 'A component\'s index.json must be an object with "component": true.'),
     # -- {{ }} expressions (frontend/expr/) [EXPR###] ----------------------------------
-    CodeInfo("EXPR001", _E, "A {{ }} expression has a syntax error; the unexpected token is shown."),
-    CodeInfo("EXPR002", _E, "A '{{' is never closed by '}}'."),
-    CodeInfo("EXPR003", _E, "A string literal in an expression is not closed on its line."),
+    CodeInfo("EXPR001", _E, "A {{ }} expression has a syntax error; the unexpected token is shown.", blocks_render=True),
+    CodeInfo("EXPR002", _E, "A '{{' is never closed by '}}'.", blocks_render=True),
+    CodeInfo("EXPR003", _E, "A string literal in an expression is not closed on its line.", blocks_render=True),
     CodeInfo("EXPR004", _E, "Exponent (1.5e3) or hex/octal/binary (0x10) number literals; WeChat's compiler rejects them."),
     CodeInfo("EXPR005", _E, "Unary '+' (as in {{+a}}); WeChat's compiler rejects it."),
     CodeInfo("EXPR006", _W, "A function call in an expression; WeChat compiles it and renders it as empty (undefined). Compute the value in setData."),
@@ -210,23 +213,23 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("EXPR011", _E, "Spread '...' in an array literal; WeChat's compiler rejects it (object spread is fine)."),
     CodeInfo("EXPR012", _W, "A number with a leading zero; WeChat reads 010 as octal 8."),
     CodeInfo("EXPR013", _W, "A backslash escape in a string literal; WeChat does not decode escapes like JavaScript (an error for \\' \\\" \\n in an attribute value, which wcc refuses)."),
-    CodeInfo("EXPR014", _E, "'}}' inside an object literal; WeChat's compiler ends the mustache there and refuses the file. Write '} }'."),
+    CodeInfo("EXPR014", _E, "'}}' inside an object literal; WeChat's compiler ends the mustache there and refuses the file. Write '} }'.", blocks_render=True),
     CodeInfo("EXPR015", _W, "An empty {{ }}; it renders as empty text."),
     CodeInfo("EXPR016", _W, "A number literal longer than 300 characters; WeChat reads it as a double (Infinity past 1.8e308)."),
     # -- WXML syntax (frontend/wxml/) [WXML###] ------------------------------------------
-    CodeInfo("WXML001", _E, "Unexpected character inside a tag: expected an attribute name, '>' or '/>'."),
-    CodeInfo("WXML002", _E, "A close tag does not match the innermost open element; the open tag's position is shown."),
-    CodeInfo("WXML003", _E, "A close tag has no matching open tag; it is ignored."),
-    CodeInfo("WXML004", _E, "An element is never closed before the end of the file."),
-    CodeInfo("WXML005", _E, "An attribute value's opening quote is never closed."),
-    CodeInfo("WXML006", _E, "A comment '<!--' is never closed with '-->'; the rest of the file is a comment."),
-    CodeInfo("WXML007", _E, "'{{' is not closed by '}}' (or a quoted string inside it is not closed)."),
-    CodeInfo("WXML008", _E, "'<' in text does not start a tag; write &lt; for a literal '<'."),
-    CodeInfo("WXML009", _E, "An attribute value is not quoted; wcc rejects unquoted values."),
-    CodeInfo("WXML010", _E, "A tag is not closed with '>' (or '/>') before the next tag or the end of the file."),
-    CodeInfo("WXML011", _E, "A <wxs> element is never closed with </wxs>."),
-    CodeInfo("WXML012", _E, "Elements are nested deeper than the parser accepts; deeper elements are dropped."),
-    CodeInfo("WXML013", _E, "Too many syntax errors; the rest of the file is not checked."),
+    CodeInfo("WXML001", _E, "Unexpected character inside a tag: expected an attribute name, '>' or '/>'.", blocks_render=True),
+    CodeInfo("WXML002", _E, "A close tag does not match the innermost open element; the open tag's position is shown.", blocks_render=True),
+    CodeInfo("WXML003", _E, "A close tag has no matching open tag; it is ignored.", blocks_render=True),
+    CodeInfo("WXML004", _E, "An element is never closed before the end of the file.", blocks_render=True),
+    CodeInfo("WXML005", _E, "An attribute value's opening quote is never closed.", blocks_render=True),
+    CodeInfo("WXML006", _E, "A comment '<!--' is never closed with '-->'; the rest of the file is a comment.", blocks_render=True),
+    CodeInfo("WXML007", _E, "'{{' is not closed by '}}' (or a quoted string inside it is not closed).", blocks_render=True),
+    CodeInfo("WXML008", _E, "'<' in text does not start a tag; write &lt; for a literal '<'.", blocks_render=True),
+    CodeInfo("WXML009", _E, "An attribute value is not quoted; wcc rejects unquoted values.", blocks_render=True),
+    CodeInfo("WXML010", _E, "A tag is not closed with '>' (or '/>') before the next tag or the end of the file.", blocks_render=True),
+    CodeInfo("WXML011", _E, "A <wxs> element is never closed with </wxs>.", blocks_render=True),
+    CodeInfo("WXML012", _E, "Elements are nested deeper than the parser accepts; deeper elements are dropped.", blocks_render=True),
+    CodeInfo("WXML013", _E, "Too many syntax errors; the rest of the file is not checked.", blocks_render=True),
     # -- template IR and card rules (ir/lower.py) [TPL###] ---------------------------------
     CodeInfo("TPL001", _E, "A tag that is not a card component (custom components, form controls such as input, textarea, checkbox, radio, picker, and other built-ins); <textarea> slips the official pattern but cards do not render it.", official="V003"),
     CodeInfo("TPL002", _I, "map or canvas: allowed in cards by WeChat; skillc shows a static preview (a map's centre and markers, a canvas's 2d drawing)."),
@@ -334,7 +337,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("CMPVM005", _W, "An event names a method the component does not define; nothing runs."),
     CodeInfo("CMPVM006", _E, "sendFollowUpMessage was refused: it needs a text block first, and api/call names declared in mcp.json."),
     CodeInfo("CMPVM007", _W, "setData was given a key that is not a data path, or an undefined value; that key is ignored."),
-    CodeInfo("CMPVM008", _E, "The bound component cannot be compiled (missing folder or index.wxml, or a bad template); the card falls back."),
+    CodeInfo("CMPVM008", _E, "The bound component cannot be compiled (missing folder or index.wxml, or a template that does not parse); the card falls back."),
     CodeInfo("CMPVM009", _E, "Rendering the card from its data failed; a new card falls back, a mounted one keeps its last render."),
     CodeInfo("CMPVM010", _W, "The rendered content is taller than the card's maxHeight; an Overflow notification was sent."),
     CodeInfo("CMPVM011", _E, "The card's JavaScript exceeded its deadline, memory or stack; the card is closed (or falls back)."),
@@ -367,6 +370,14 @@ def explain(code: str) -> CodeInfo:
         raise KeyError(f"diagnostic code {code!r} is not in the catalogue") from None
 
 
+def render_blockers(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The findings that leave no tree to draw; every other finding is reported beside the card."""
+    return [d for d in diags if d.severity is Severity.ERROR and CATALOGUE.get(d.code, _NO_INFO).blocks_render]
+
+
+_NO_INFO = CodeInfo("", Severity.INFO, "")
+
+
 def catalogue_markdown() -> str:
     """The body of docs/diagnostics.md, generated so the two never drift apart."""
     lines = [
@@ -379,6 +390,12 @@ def catalogue_markdown() -> str:
         "The official column names the rule of WeChat's validator (`validate.mjs`, V001-V021) a",
         "code corresponds to; whatever that rule fails a build for is an error here too. Where",
         "skillc and the official rule disagree on purpose, the notes below the table say why.",
+        "",
+        "Findings judge a card; they do not stop it being drawn. `render`, `build`, `serve` and `debug`",
+        "draw every card they can build a tree for and report its findings beside it. Only these",
+        "errors leave no tree to draw, so the card is refused (a generic card stands in when served): "
+        + ", ".join(f"`{i.code}`" for i in _CATALOGUE if i.blocks_render)
+        + ".",
         "",
         "| code | severity | official | meaning |",
         "|---|---|---|---|",

@@ -82,19 +82,27 @@ def test_check_reports_every_control_and_event_at_the_official_severity() -> Non
     assert [d["file"] for d in report["units"][0]["diagnostics"]] == [WXML] * len(EXPECTED)
 
 
-def test_run_falls_back_to_the_generic_card_with_the_same_diagnostics() -> None:
+def test_run_draws_the_card_and_reports_the_same_findings() -> None:
+    # The gate judges, the renderer draws: the controls are errors of check, and the card is
+    # still drawn (a control as a node of its own tag, which no backend makes interactive).
     script = FORM / "flows" / "order.json"
     result = CliRunner().invoke(main, ["run", str(FORM), "--script", str(script), "--json"])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 0, result.output
     (step,) = json.loads(result.output)
-    assert step["cards"] == [] and len(step["fallbacks"]) == 1
-    assert (
-        step["fallbacks"][0]["reason"]
-        == "components/order-form/index cannot be compiled, so showForm shows a generic card"
-    )
+    assert step["failed"] is False and step["fallbacks"] == []
+    (card,) = step["cards"]
+    form = card["document"]["root"]["children"][0]
+    assert [child["type"] for child in form["children"]][:5] == [
+        "input",
+        "textarea",
+        "checkbox-group",
+        "radio-group",
+        "picker",
+    ]
+    assert [d for d in step["diagnostics"] if d.get("file") == WXML] == []
     found = [
         (d["code"], d["severity"], d["span"]["line"], d["span"]["column"], d["message"], d.get("hint"))
-        for d in step["diagnostics"]
+        for d in step["findings"]
         if d.get("file") == WXML
     ]
     assert found == EXPECTED

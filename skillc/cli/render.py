@@ -88,7 +88,7 @@ def render(
         sys.exit(EXIT_USAGE)
     from skillc.backends.base import RenderOptions
     from skillc.backends.registry import find_backend
-    from skillc.diagnostics import DiagnosticSink, render_text
+    from skillc.diagnostics import DiagnosticSink, render_blockers, render_text
     from skillc.frontend.package import load_skill
     from skillc.ir.component import compile_component
     from skillc.ir.evaluate import CardRenderer
@@ -123,8 +123,12 @@ def render(
     if not isinstance(values, dict):
         click.echo("skillc: error: the data must be a JSON object", err=True)
         sys.exit(EXIT_USAGE)
-    if compiled is None or local.has_errors:
+    # The gate judges, the renderer draws: findings go to stderr beside the card, and only a
+    # template that leaves no tree to draw refuses it.
+    if compiled is None or render_blockers(local):
         click.echo(render_text(local, pkg.sources, prefix=str(skill)), err=True, nl=False)
+        wxml = f"components/{component}/index.wxml"
+        click.echo(f"skillc: error: {wxml} does not parse, so there is no card to draw", err=True)
         sys.exit(EXIT_ERRORS)
     viewport = Viewport(width=width, height=height, color_scheme=color_scheme)  # type: ignore[arg-type]
     if result_file is not None:
@@ -261,5 +265,5 @@ def _mount_result(
             outcome = asyncio.run(mount(runtime))
         finally:
             runtime.close()
-    diags = [*runtime.diagnostics, *outcome.api.diagnostics, *outcome.diagnostics]
+    diags = [*runtime.diagnostics, *outcome.api.diagnostics, *outcome.diagnostics, *outcome.findings]
     return (outcome.card.document if outcome.card is not None else None), diags

@@ -98,7 +98,7 @@ def call_result(outcome: CallOutcome, tools: dict[str, str]) -> CallToolResult:
             meta[FALLBACK_META] = {"card": handoff_card(handoff), "reason": "handoff", "componentPath": None}
     if outcome.actions:
         meta[ACTIONS_META] = [a.wire() for a in outcome.actions]
-    diagnostics = outcome.api.diagnostics + outcome.diagnostics
+    diagnostics = outcome.api.diagnostics + outcome.diagnostics + outcome.findings
     if diagnostics:
         meta[DIAGNOSTICS_META] = _wire_diagnostics(diagnostics)
     return CallToolResult(

@@ -32,7 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from skillc.diagnostics import Diagnostic, DiagnosticSink
+from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity, render_blockers
 from skillc.ir.component import CompiledComponent, compile_component
 from skillc.ir.diff import ReplaceRoot, patches_to_plain
 from skillc.ir.viewport import Viewport
@@ -199,6 +199,7 @@ class CardHost:
             out.diagnostics += [*diags, Diagnostic.make("CMPVM008", message, file="mcp.json")]
             out.fallback = self._fallback(result, message, path)
             return out
+        out.findings += [d for d in diags if d.severity is not Severity.INFO]
         card_id = self._new_id()
         self._skill_ids.add(ctx.scope)
         setup = self._setup(card_id, path, api_name, compiled, ctx, viewport or self.viewport)
@@ -704,8 +705,7 @@ class CardHost:
             parts = path.split("/")
             name = parts[1] if len(parts) == 3 and parts[0] == "components" and parts[2] == "index" else None
             compiled = compile_component(self.package, name, sink) if name and name in self.package.components else None
-            errors = sink.has_errors
-            hit = (None if errors else compiled, list(sink))
+            hit = (None if render_blockers(sink) else compiled, list(sink))
             self._compiled[path] = hit
         return hit
 

@@ -206,6 +206,9 @@ class CallOutcome(_Wire):
     fallback: FallbackRequest | None = None
     actions: list[ComponentAction] = Field(default_factory=list)
     diagnostics: list[Diagnostic] = Field(default_factory=list)
+    # What the gate finds in the drawn card's component (check's rules): reported beside the card,
+    # never a failure of the call; a finding that left no tree to draw is in ``diagnostics``.
+    findings: list[Diagnostic] = Field(default_factory=list)
     console: list[ConsoleEntry] = Field(default_factory=list)
 
     def wire(self) -> dict[str, Any]:
@@ -216,6 +219,8 @@ class CallOutcome(_Wire):
             out["fallback"] = self.fallback.wire()
         out["actions"] = [a.wire() for a in self.actions]
         out["diagnostics"] = [d.model_dump(mode="json", exclude_none=True) for d in self.diagnostics]
+        if self.findings:
+            out["findings"] = [d.model_dump(mode="json", exclude_none=True) for d in self.findings]
         out["console"] = [c.wire() for c in self.console]
         return out
 

@@ -122,6 +122,8 @@ class StepRecord(BaseModel):
     actions: list[ComponentAction] = Field(default_factory=list)
     handoffs: list[Handoff] = Field(default_factory=list, description="pages the APIs asked WeChat to open")
     diagnostics: list[Diagnostic] = Field(default_factory=list)
+    # The gate's findings in a card this step drew, each once per flow: reported, never a failure.
+    findings: list[Diagnostic] = Field(default_factory=list)
     timers: list[TimerFiring] = Field(default_factory=list, description="the timer callbacks a wait ran")
     visibility: list[str] = Field(default_factory=list, description="the dynamic cards a visibility step reached")
     failed: bool = False
@@ -140,6 +142,11 @@ class StepRecord(BaseModel):
             "patches": patches_to_plain(self.patches),
             "actions": [a.wire() for a in self.actions],
             "diagnostics": [d.model_dump(mode="json", exclude_none=True) for d in self.diagnostics],
+            **(
+                {"findings": [d.model_dump(mode="json", exclude_none=True) for d in self.findings]}
+                if self.findings
+                else {}
+            ),
             # only when there is one: a flow without handoffs keeps the form it always had
             **({"handoffs": [h.wire() for h in self.handoffs]} if self.handoffs else {}),
             **({"timers": [t.wire() for t in self.timers]} if self.kind == "wait" else {}),
@@ -158,6 +165,7 @@ class FlowRunner:
         self.context = context
         self.fallback = fallback
         self._cards: list[tuple[str, str]] = []  # (card id, api name), oldest first
+        self._findings_seen: set[Diagnostic] = set()
         self._follow_up: SendFollowUpMessage | ApiCallAction | None = None
 
     async def run(self, script: FlowScript) -> list[StepRecord]:
@@ -264,6 +272,10 @@ class FlowRunner:
         if handoff is not None:
             record.handoffs.append(handoff)
         record.diagnostics += outcome.api.diagnostics + outcome.diagnostics
+        for finding in outcome.findings:
+            if finding not in self._findings_seen:
+                self._findings_seen.add(finding)
+                record.findings.append(finding)
         record.actions += outcome.actions
         if outcome.card is not None:
             record.cards.append(outcome.card)

@@ -117,6 +117,10 @@ def render_flow(records: list[StepRecord], sources: dict[str, str] | None = None
         if r.diagnostics:
             text = render_text(r.diagnostics, sources or {})
             out.extend("  " + line for line in text.rstrip("\n").splitlines())
+        if r.findings:
+            out.append(f"  the card is drawn; skillc check finds ({len(r.findings)}):")
+            text = render_text(r.findings, sources or {})
+            out.extend("    " + line for line in text.rstrip("\n").splitlines())
     return "\n".join(out) + "\n"
 
 

@@ -32,7 +32,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from skillc.backends.html_backend import render_html
-from skillc.diagnostics import DiagnosticSink
+from skillc.diagnostics import DiagnosticSink, render_blockers
 from skillc.frontend.package import SkillPackage
 from skillc.ir.component import compile_component
 from skillc.ir.evaluate import CardRenderer
@@ -184,7 +184,7 @@ class ConsolePage:
         result = AtomicApiResult(content=[], structured_content=data)
         outcome = await host.show(api, result, {}, viewport=viewport)
         console = self.feed.add(widget.skill, "card-vm", outcome.console)
-        diagnostics = [_diag(d) for d in outcome.diagnostics]
+        diagnostics = [_diag(d) for d in outcome.diagnostics + outcome.findings]
         if outcome.card is None:
             reason = outcome.fallback.reason if outcome.fallback is not None else "no card"
             failed = _fail("RENDER_FAILED", f"{widget.widget_id} could not be shown: {reason}")
@@ -205,7 +205,7 @@ class ConsolePage:
         sink = DiagnosticSink()
         compiled = compile_component(pkg, widget.component, sink)
         diagnostics = [_diag(d) for d in sink]
-        if compiled is None or sink.has_errors:
+        if compiled is None or render_blockers(sink):
             return {**_fail("RENDER_FAILED", f"{widget.widget_id} does not compile"), "diagnostics": diagnostics}
         local = DiagnosticSink()
         try:
