@@ -4,6 +4,8 @@ frontend <- ir <- backends; runtime never imports backends or server; nothing im
 or the drivers (cli, check, build); the base modules every phase may use (diagnostics, and
 gcpause, the cycle collector's pause) import no phase. Inside the runtime the parts
 stack the same way: sandbox < host < api < cards < flows, with contracts and config under all.
+In the server, ui_control knows the skill server only through the callables it is handed, and
+its contract (models.py) imports none of its handlers.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ DRIVERS = {"cli", "check", "build", "__main__"}
 # The runtime's parts, lowest first: each may import only those before it.
 RUNTIME_PARTS = ("sandbox", "state", "host", "api", "cards", "flows")
 RUNTIME_SHARED = {"contracts", "config"}
+UI_CONTROL = PACKAGE / "server" / "ui_control"
 
 
 def _imports(path: Path) -> set[str]:
@@ -95,3 +98,14 @@ def test_runtime_parts_point_down(path: Path) -> None:
         assert RUNTIME_PARTS.index(target) < RUNTIME_PARTS.index(own), (
             f"runtime/{rel} imports {module}: {own} may use only {list(RUNTIME_PARTS[: RUNTIME_PARTS.index(own)])}"
         )
+
+
+@pytest.mark.parametrize("path", sorted(UI_CONTROL.glob("*.py")), ids=lambda p: p.name)
+def test_ui_control_knows_the_server_only_through_callables(path: Path) -> None:
+    for module in _imports(path):
+        if not module.startswith("skillc.server"):
+            continue
+        if path.name == "models.py":
+            pytest.fail(f"ui_control/models.py (the contract) imports {module}")
+        own = module == "skillc.server.ui_control" or module.startswith("skillc.server.ui_control.")
+        assert own or module == "skillc.server.registry", f"ui_control/{path.name} imports {module}"

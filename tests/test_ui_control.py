@@ -1,4 +1,4 @@
-"""ui_control: scoped card automation (skillc/server/ui_control.py) on a real coffee-skill card host."""
+"""ui_control: scoped card automation (skillc/server/ui_control/) on a real coffee-skill card host."""
 
 from __future__ import annotations
 

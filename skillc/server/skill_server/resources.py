@@ -1,0 +1,166 @@
+"""What a client reads rather than calls: resources (the debug descriptor, each skill's SKILL.md,
+the ``ui://`` card views, a session's ``events://`` and its ``artefact://`` blobs), their
+templates, and one prompt per skill (its SKILL.md)."""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    PaginatedRequestParams,
+    Prompt,
+    PromptMessage,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    TextContent,
+    TextResourceContents,
+)
+
+from skillc.server.artefacts import ArtefactStore, parse_uri
+from skillc.server.artefacts import resource_template as artefact_template
+from skillc.server.catalog import Catalogue
+from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor, descriptor_read, descriptor_resource
+from skillc.server.events import EVENTS_URI_TEMPLATE, EventHub, EventUriError, parse_events_uri
+from skillc.server.skill_docs import SKILL_MD_MIME
+from skillc.server.skill_server.served import ServedSkills
+from skillc.server.tools import APP_MIME_TYPE, HANDOFF_VIEW
+from skillc.server.view import view_html
+
+
+class SkillResources:
+    """``descriptor()`` is asked at each read: `skillc debug` swaps in its live one after start-up."""
+
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        skills: ServedSkills,
+        events: EventHub,
+        artefacts: ArtefactStore,
+        *,
+        session_of: Callable[[ServerRequestContext[Any]], str],
+        descriptor: Callable[[], DebugDescriptor],
+    ) -> None:
+        self._catalogue = catalogue
+        self._skills = skills
+        self._events = events
+        self._artefacts = artefacts
+        self._session_of = session_of
+        self._descriptor = descriptor
+
+    async def list_resources(
+        self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        resources = [
+            descriptor_resource(
+                "Whether a debugger is available, listening or connected for these skills, and how to attach one."
+            )
+        ]
+        resources += [
+            Resource(
+                uri=s.doc.uri,
+                name=f"{name}/SKILL.md",
+                title=f"{s.doc.title}: SKILL.md",
+                description=f"How and when to use the {name} tools (the skill's instructions for the model).",
+                mime_type=SKILL_MD_MIME,
+                size=len(s.doc.text.encode("utf-8")),
+            )
+            for name, s in self._skills.by_name.items()
+        ]
+        for uri, (skill, path) in self._catalogue.components.items():
+            apis = [a.tool_name for a in self._catalogue.apis.values() if a.resource_uri == uri]
+            card = "handoff card" if path == HANDOFF_VIEW else f"{path.split('/')[1]} card"
+            resources.append(
+                Resource(
+                    uri=uri,
+                    name=f"{skill}/{path.split('/')[1]}",
+                    title=f"{skill} {card}",
+                    description=f"The MCP Apps view that shows the results of {', '.join(apis) or 'its tools'} "
+                    "as a card and takes taps.",
+                    mime_type=APP_MIME_TYPE,
+                )
+            )
+        return ListResourcesResult(resources=resources)
+
+    async def read_resource(
+        self, _ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        uri = str(params.uri)
+        try:
+            query = parse_events_uri(uri)
+        except EventUriError as err:
+            raise MCPError(INVALID_PARAMS, f"Bad events URI: {err}", {"uri": uri}) from None
+        if query is not None:
+            # A session's events are readable only from that session: another id reads as unknown.
+            if not hmac.compare_digest(query.session_id, self._session_of(_ctx)):
+                raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+            page = self._events.page(query)
+            text = json.dumps(page.wire(), ensure_ascii=False, separators=(",", ":"))
+            return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=text)])
+        if parse_uri(uri) is not None:
+            blob = self._artefacts.blob_contents(uri, session_id=self._session_of(_ctx))
+            if blob is None:  # unknown, expired, or another session's: all read the same
+                raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+            return ReadResourceResult(contents=[blob])
+        if uri == DESCRIPTOR_URI:
+            return descriptor_read(self._descriptor())
+        doc = next((s.doc for s in self._skills.by_name.values() if s.doc.uri == uri), None)
+        if doc is not None:
+            return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type=SKILL_MD_MIME, text=doc.text)])
+        found = self._catalogue.components.get(uri)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+        skill, path = found
+        ui: dict[str, Any] = {"prefersBorder": True}
+        domains = self._skills.by_name[skill].resource_domains
+        if domains:
+            ui["csp"] = {"resourceDomains": domains}
+        contents = TextResourceContents(
+            uri=uri, mime_type=APP_MIME_TYPE, text=view_html(skill, path, uri), _meta={"ui": ui}
+        )
+        return ReadResourceResult(contents=[contents])
+
+    async def list_resource_templates(
+        self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
+        events = ResourceTemplate(
+            uri_template=EVENTS_URI_TEMPLATE,
+            name="session-events",
+            title="Session events",
+            description="What ran for this client: console lines, trace (calls, consent, cards) and tool calls, "
+            "paged by cursor; every tool result names its session's URI in _meta['skillc/events'].",
+            mime_type="application/json",
+        )
+        return ListResourceTemplatesResult(resource_templates=[events, artefact_template()])
+
+    async def list_prompts(
+        self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
+        prompts = [
+            Prompt(name=name, title=s.doc.title, description=s.doc.description)
+            for name, s in self._skills.by_name.items()
+        ]
+        return ListPromptsResult(prompts=prompts)
+
+    async def get_prompt(self, _ctx: ServerRequestContext[Any], params: GetPromptRequestParams) -> GetPromptResult:
+        served = self._skills.by_name.get(params.name)
+        if served is None:
+            known = ", ".join(self._skills.by_name) or "none"
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name} (prompts: {known})", {"name": params.name})
+        doc = served.doc
+        return GetPromptResult(
+            description=doc.description,
+            messages=[PromptMessage(role="user", content=TextContent(text=doc.text))],
+        )
