@@ -327,6 +327,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("RUN102", _E, "The user profile file (--profile) is not valid: an unknown key, a missing one, or a value of the wrong type or out of range."),
     CodeInfo("RUN103", _W, "wx.requestPayment did not succeed: the payment provider answered fail or cancel, or no provider was reachable."),
     CodeInfo("RUN104", _W, "A flow step's payment outcome did not apply: no wx.requestPayment ran during the step, or the payment provider cannot be scripted."),
+    CodeInfo("RUN105", _E, "The storage file (--storage) is not valid: not JSON, not an object of key -> value, or a key or the whole over the storage limits."),
     CodeInfo("HND001", _E, "An API returned a handoff that is not {query, payload?, card?} (query a string or an object of scalars); it is dropped."),
     CodeInfo("HND002", _W, "An API returned a handoff but declares no _meta.ui.pagePath; there is no page to open."),
     # -- component VM and orchestrator (runtime/) [CMPVM###] --

@@ -19,6 +19,8 @@ from skillc.cli.options import (
     parse_args_json,
     profile_option,
     state_option,
+    storage_option,
+    storage_seed,
     user_profile,
 )
 from skillc.cli.output import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, echo_text, use_color
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
 @click.option("--session", "session_id", default=None, help="The session id wx.modelContext.getSessionId returns.")
 @click.option("--approve", is_flag=True, help="Approve an L3/L4 API for this call (otherwise it is refused).")
 @profile_option
+@storage_option
 @click.option(
     "--payment",
     type=click.Choice(["success", "fail", "cancel"]),
@@ -88,6 +91,7 @@ def call(
     session_id: str | None,
     approve: bool,
     profile_path: Path | None,
+    storage_path: Path | None,
     payment: str,
     timeout_s: float | None,
     allow_hosts: tuple[str, ...],
@@ -126,6 +130,7 @@ def call(
     arguments = parse_args_json(args_json)
     user_did = caller_did(user_did, anonymous)
     profile = user_profile(profile_path)
+    seed = storage_seed(storage_path)
     sink = DiagnosticSink()
     pkg = load_skill(skill, sink)
     if pkg is None or pkg.manifest is None:
@@ -137,7 +142,11 @@ def call(
         click.echo(f"skillc: error: {skill} declares no API named {api!r} in mcp.json (APIs: {names})", err=True)
         sys.exit(EXIT_USAGE)
     config = RuntimeConfig(
-        state_dir=state_dir or default_state_dir(), state_url=state_url, allowed_hosts=allow_hosts, profile=profile
+        state_dir=state_dir or default_state_dir(),
+        state_url=state_url,
+        allowed_hosts=allow_hosts,
+        profile=profile,
+        storage_seed=seed,
     )
     if login_ttl_s is not None:
         config = config.model_copy(update={"login_ttl_s": login_ttl_s})

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import click
 
-from skillc.cli.options import probe_port, server_options
+from skillc.cli.options import probe_port, server_options, storage_option, storage_seed
 from skillc.cli.output import EXIT_USAGE
 
 
 @click.command()
 @server_options
 @click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking.")
+@storage_option
 @click.option("--no-browser", is_flag=True, help="Do not launch headless Chromium; open the console URL yourself.")
 @click.option(
     "--planner-url",
@@ -35,6 +36,7 @@ def debug(
     state_dir: Path | None,
     state_url: str | None,
     approve_all: bool,
+    storage_path: Path | None,
     no_browser: bool,
     planner_url: str | None,
     planner_model: str | None,
@@ -79,7 +81,9 @@ def debug(
         paths=paths,
         host=host,
         port=port,
-        runtime=RuntimeConfig(state_dir=state_dir or default_state_dir(), state_url=state_url),
+        runtime=RuntimeConfig(
+            state_dir=state_dir or default_state_dir(), state_url=state_url, storage_seed=storage_seed(storage_path)
+        ),
         consent=ConsentPolicy(approve_all=approve_all),
     )
     prepared = prepare(options)

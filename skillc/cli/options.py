@@ -88,6 +88,33 @@ def user_profile(path: Path | None) -> UserProfile | None:
     return profile
 
 
+# Storage a skill expects before its first call (docs/runtime.md, "Storage"): a published skill's
+# preview mode is one key away.
+storage_option = click.option(
+    "--storage",
+    "storage_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="A JSON object of key -> value written into the caller's wx storage before the first call "
+    '(e.g. {"mp_skills_preview_mode": true}); values are stored as wx.setStorageSync would store them.',
+)
+
+
+def storage_seed(path: Path | None) -> dict[str, Any] | None:
+    """The ``--storage`` file's keys and values (None without one); a bad file is a usage error."""
+    if path is None:
+        return None
+    from skillc.diagnostics import render_text
+    from skillc.runtime.host.storage import read_storage_seed
+
+    seed, problems, text = read_storage_seed(path)
+    if seed is None:
+        echo_text(render_text(problems, {str(path): text}), err=True, nl=False)
+        click.echo(f"skillc: error: {path} is not a usable storage file", err=True)
+        sys.exit(EXIT_USAGE)
+    return seed
+
+
 STATE_URL_ENV = "SKILLC_STATE_URL"  # the same name as skillc.runtime.config.STATE_URL_ENV, without importing it
 STATE_HELP = (
     "Where storage, cards, audit and logins live: postgresql://USER@HOST/DB, sqlite:///PATH or a file path "

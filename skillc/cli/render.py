@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillc.cli.options import parse_args_json, parse_json_text, width_option
+from skillc.cli.options import parse_args_json, parse_json_text, storage_option, storage_seed, width_option
 from skillc.cli.output import EXIT_ERRORS, EXIT_USAGE, one_line
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     metavar="JSON",
     help="With --result: the API arguments the card's Input notification receives, as a JSON object [{}].",
 )
+@storage_option
 @click.option("--backend", default="html", show_default=True, help="json, cardspec, html, or a plug-in's name.")
 @width_option("Viewport width in px (750rpx).")
 @click.option("--height", type=click.IntRange(1, 100000), default=667, show_default=True, help="Viewport height.")
@@ -55,6 +56,7 @@ def render(
     data_file: Path | None,
     result_file: Path | None,
     args_json: str | None,
+    storage_path: Path | None,
     backend: str,
     width: int,
     height: int,
@@ -137,7 +139,8 @@ def render(
         if not isinstance(arguments, dict):
             click.echo("skillc: error: --args must be a JSON object", err=True)
             sys.exit(EXIT_USAGE)
-        mounted, card_diags = _mount_result(pkg, component, api_result, arguments, viewport)
+        seed = storage_seed(storage_path)
+        mounted, card_diags = _mount_result(pkg, component, api_result, arguments, viewport, seed)
         shown = render_text(card_diags, pkg.sources, prefix=str(skill))
         if shown:
             click.echo(shown, err=True, nl=False)
@@ -226,6 +229,7 @@ def _mount_result(
     result: AtomicApiResult,
     arguments: dict[str, Any],
     viewport: Viewport,
+    seed: dict[str, Any] | None = None,
 ) -> tuple[RenderDocument | None, list[Diagnostic]]:
     """Mount the card the way a call of its API would, with ``result`` standing in for the call:
     the card host compiles it, runs its index.js (created, attached, Input, Result) and renders
@@ -260,7 +264,7 @@ def _mount_result(
             await host.close()
 
     with tempfile.TemporaryDirectory(prefix="skillc-render-") as tmp:
-        runtime = ApiRuntime(pkg, RuntimeConfig(state_dir=Path(tmp)))
+        runtime = ApiRuntime(pkg, RuntimeConfig(state_dir=Path(tmp), storage_seed=seed))
         try:
             outcome = asyncio.run(mount(runtime))
         finally:

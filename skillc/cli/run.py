@@ -15,6 +15,8 @@ from skillc.cli.options import (
     login_ttl_option,
     profile_option,
     state_option,
+    storage_option,
+    storage_seed,
     user_profile,
     width_option,
 )
@@ -36,6 +38,7 @@ from skillc.cli.output import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, echo_text, one_l
 @login_ttl_option
 @click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
 @profile_option
+@storage_option
 @click.option(
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -61,6 +64,7 @@ def run(
     login_ttl_s: float | None,
     allow_hosts: tuple[str, ...],
     profile_path: Path | None,
+    storage_path: Path | None,
     state_dir: Path | None,
     state_url: str | None,
     fmt: str,
@@ -112,6 +116,7 @@ def run(
         click.echo(f"skillc: error: {script_path} is not a usable flow script", err=True)
         sys.exit(EXIT_USAGE)
     profile = user_profile(profile_path)
+    seed = storage_seed(storage_path)
     sink = DiagnosticSink()
     pkg = load_skill(skill, sink)
     if pkg is None or pkg.manifest is None:
@@ -125,7 +130,9 @@ def run(
     user_did = caller_did(user_did, anonymous)
 
     async def replay(state: Path) -> list[StepRecord]:
-        config = RuntimeConfig(state_dir=state, state_url=state_url, allowed_hosts=allow_hosts, profile=profile)
+        config = RuntimeConfig(
+            state_dir=state, state_url=state_url, allowed_hosts=allow_hosts, profile=profile, storage_seed=seed
+        )
         if login_ttl_s is not None:
             config = config.model_copy(update={"login_ttl_s": login_ttl_s})
         runtime = ApiRuntime(pkg, config)

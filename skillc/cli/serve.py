@@ -15,6 +15,8 @@ from skillc.cli.options import (
     probe_port,
     profile_option,
     server_options,
+    storage_option,
+    storage_seed,
     user_profile,
     width_option,
 )
@@ -67,6 +69,7 @@ def _given(ctx: click.Context, name: str) -> bool:
 )
 @click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
 @profile_option
+@storage_option
 @click.option("--user", "user_did", default=None, help="The user DID every call is made as [did:example:user].")
 @anonymous_option
 @login_ttl_option
@@ -143,6 +146,7 @@ def serve(
     timeout_s: float | None,
     allow_hosts: tuple[str, ...],
     profile_path: Path | None,
+    storage_path: Path | None,
     user_did: str | None,
     anonymous: bool,
     login_ttl_s: float | None,
@@ -207,6 +211,7 @@ def serve(
         state_url=state_url,
         allowed_hosts=allow_hosts,
         profile=user_profile(profile_path),
+        storage_seed=storage_seed(storage_path),
     )
     if timeout_s is not None:
         runtime = runtime.model_copy(update={"timeout_s": timeout_s})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -178,6 +178,9 @@ class RuntimeConfig(BaseModel):
     device: DeviceInfo = Field(default_factory=DeviceInfo)
     app: AppBaseInfo = Field(default_factory=AppBaseInfo)
     profile: UserProfile | None = Field(default=None, description="the user's phone, addresses and location")
+    storage_seed: dict[str, Any] | None = Field(
+        default=None, description="keys written into each caller's storage before its first call (--storage FILE)"
+    )
 
     @property
     def state_file(self) -> Path:

@@ -7,11 +7,17 @@ mini-program: 1 MB per key, 10 MB per scope (both configurable).
 
 from __future__ import annotations
 
+import json
+import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
+from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity
+from skillc.frontend.jsonsrc import JObject, parse_json
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.state import StateStore, StateUrl, open_state, state_url_of
 
@@ -34,23 +40,41 @@ class Storage:
     """The ``storage`` table of the state store. Thread-safe."""
 
     def __init__(
-        self, state: Path | StateUrl, *, key_max_bytes: int = 1 << 20, total_max_bytes: int = 10 << 20
+        self,
+        state: Path | StateUrl,
+        *,
+        key_max_bytes: int = 1 << 20,
+        total_max_bytes: int = 10 << 20,
+        seed: Mapping[str, Any] | None = None,
     ) -> None:
         self.key_max_bytes = key_max_bytes
         self.total_max_bytes = total_max_bytes
         self.store: StateStore = open_state(state)
+        # --storage FILE: keys written into each scope before its first call in this process, so a
+        # skill that only answers once a key is set (a preview mode) runs with one flag.
+        self._seed = {key: json.dumps(value, ensure_ascii=False) for key, value in (seed or {}).items()}
+        self._seeded: set[tuple[str, str, str]] = set()
+        self._seed_lock = threading.Lock()
 
     @classmethod
     def of(cls, config: RuntimeConfig) -> Storage:
-        """The storage of the configured state file, with the configured limits."""
+        """The storage of the configured state file, with the configured limits and seed."""
         return cls(
             state_url_of(config),
             key_max_bytes=config.storage_key_max_bytes,
             total_max_bytes=config.storage_total_max_bytes,
+            seed=config.storage_seed,
         )
 
     def scope(self, user_did: str, merchant_did: str, skill_id: str) -> StorageScope:
-        return StorageScope(self, (user_did, merchant_did, skill_id))
+        scope = StorageScope(self, (user_did, merchant_did, skill_id))
+        if self._seed and scope.owner not in self._seeded:
+            with self._seed_lock:
+                if scope.owner not in self._seeded:
+                    for key, value_json in self._seed.items():
+                        scope.set(key, value_json)  # within the limits: read_storage_seed checked them
+                    self._seeded.add(scope.owner)
+        return scope
 
 
 @dataclass(frozen=True)
@@ -102,3 +126,43 @@ class StorageScope:
             currentSize=(used + 1023) // 1024,
             limitSize=self.storage.total_max_bytes // 1024,
         )
+
+
+def load_storage_seed(
+    text: str, file: str, *, key_max_bytes: int = 1 << 20, total_max_bytes: int = 10 << 20
+) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    """The ``--storage`` file: a JSON object of key -> value (any JSON, stored as wx.setStorage would
+    store it), within the storage limits; or None and why, each problem at its line and column."""
+    sink = DiagnosticSink()
+    root = parse_json(text, file, sink)
+    errors = [d for d in sink if d.severity == Severity.ERROR]
+    if root is None or errors:
+        return None, errors or [Diagnostic.make("RUN105", "the storage file is not JSON", file=file)]
+    if not isinstance(root, JObject):
+        message = "storage /: expected an object of key -> value, as wx.setStorageSync(key, value) would store them"
+        return None, [Diagnostic.make("RUN105", message, file=file, span=root.span)]
+    seed: dict[str, Any] = {m.key: m.value.to_python() for m in root.members}
+    problems: list[Diagnostic] = []
+    total = 0
+    for key, value in seed.items():
+        size = len(key.encode()) + len(json.dumps(value, ensure_ascii=False).encode())
+        total += size
+        if size > key_max_bytes:
+            span = next(m.key_span for m in reversed(root.members) if m.key == key)
+            message = f"storage key {key!r}: {size} bytes, over the {key_max_bytes} bytes one key may hold"
+            problems.append(Diagnostic.make("RUN105", message, file=file, span=span))
+    if total > total_max_bytes:
+        message = f"storage: {total} bytes in all, over the {total_max_bytes} bytes one scope may hold"
+        problems.append(Diagnostic.make("RUN105", message, file=file, span=root.span))
+    return (None, problems) if problems else (seed, [])
+
+
+def read_storage_seed(path: Path) -> tuple[dict[str, Any] | None, list[Diagnostic], str]:
+    """:func:`load_storage_seed` of a file; the third item is its text (for rendering the diagnostics)."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        return None, [Diagnostic.make("RUN105", f"cannot read the storage file: {reason}", file=str(path))], ""
+    seed, diags = load_storage_seed(text, str(path))
+    return seed, diags, text
