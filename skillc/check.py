@@ -110,6 +110,16 @@ def _check_styles(pkg: SkillPackage, sink: DiagnosticSink) -> None:
         sink.extend(local, unique=True)
 
 
+def skill_folders_in(path: Path) -> list[Path]:
+    """The skill folders directly inside ``path`` (each holds SKILL.md or mcp.json), by name: a
+    folder of skills without the app.json that would list them."""
+    try:
+        children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
+    return [p for p in children if (p / "SKILL.md").is_file() or (p / "mcp.json").is_file()]
+
+
 class NotASkill(Exception):
     """PATH is neither a skill nor a project: a usage error (exit 2), reported as one diagnostic."""
 
@@ -126,9 +136,12 @@ def check_path(path: Path, display: str | None = None) -> list[CheckReport]:
     project = load_project(path, sink)
     if project is None:
         report = check_skill(path, shown)
-        if report.package is None:
+        if report.package is not None:
+            return [report]
+        children = skill_folders_in(path)
+        if not children:
             raise NotASkill(report.diagnostics[0], shown)
-        return [report]
+        return [check_skill(child, f"{shown.rstrip('/')}/{child.name}") for child in children]
     app_root, text = project.root, project.app_json
     if text is not None:
         from skillc.frontend.consistency import check_app_json

@@ -76,7 +76,8 @@ def load_skill(root: Path, sink: DiagnosticSink) -> SkillPackage | None:
         sink.emit(
             "SKL001",
             "not a skill folder: it has no SKILL.md, mcp.json or index.js",
-            hint="point skillc at a skill folder, or at a mini-program project whose app.json lists agent.skills",
+            hint="point skillc at a skill folder, a folder of skill folders, or a mini-program project whose app.json "
+            "lists agent.skills",
         )
         return None
 
