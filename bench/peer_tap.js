@@ -15,7 +15,8 @@ const taps = Number(process.argv[5] || 1000)
 const { JSDOM } = require(path.join(modules, 'jsdom'))
 const dom = new JSDOM('<!doctype html><html><body></body></html>', { pretendToBeVisual: true })
 for (const key of ['window', 'document', 'navigator', 'Node', 'HTMLElement', 'Event', 'CustomEvent', 'MutationObserver', 'getComputedStyle']) {
-  global[key] = key === 'window' ? dom.window : dom.window[key]
+  // defineProperty, not assignment: Node 21+ has a global navigator with a getter only.
+  Object.defineProperty(global, key, { value: key === 'window' ? dom.window : dom.window[key], configurable: true, writable: true })
 }
 global.requestAnimationFrame = (cb) => setTimeout(cb, 0)
 const simulate = require(path.join(modules, 'miniprogram-simulate'))

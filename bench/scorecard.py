@@ -202,7 +202,9 @@ def simulate(cases: list[str], rounds: int, peers: Path) -> dict[str, Figure]:
     cmd = [node, str(BENCH / "peer_simulate.js"), str(peers), str(card), str(rounds), ",".join(cases)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
     if done.returncode != 0:
-        raise PeerMissing(f"peer_simulate.js exited {done.returncode}: {done.stderr.strip()[-200:]}")
+        # One line, no table rule: the reason is printed in a Markdown table cell.
+        last = " ".join(line.strip() for line in done.stderr.strip().splitlines()[-3:]).replace("|", "/")
+        raise PeerMissing(f"peer_simulate.js exited {done.returncode}: {last[-200:]}")
     raw: dict[str, dict[str, float]] = json.loads(done.stdout.strip().splitlines()[-1])
     return {k: Figure(v["wall"], v["cpu"]) for k, v in raw.items()}
 
