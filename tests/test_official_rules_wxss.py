@@ -25,7 +25,11 @@ _NOT_IN = "is not supported in cards; the declaration is ignored"
 _GAP_HINT = "use margins on the children (margin-right on all but the last, or a class from the wx:for index)"
 _VAR_HINT = "write the literal value where it is used, or a class per theme (.dark .title { color: ... })"
 _PSEUDO = "is not supported in cards; the selector"
-_CLIPS = "a card clips its content at its fixed height; remove overflow"
+_CLIPS = "to pass the gate, remove it; a card clips its content at its fixed height"
+# What the gate refuses and WeChat still draws: the finding says both, never "ignored".
+_DRAWN = "is refused by WeChat's gate (V005), while the renderer draws it, as WeChat does"
+_REFUSED = "is refused by WeChat's gate (V005), while the renderer draws"
+_CLAMP = "as a line clamp together with"
 
 # sub-rule -> (line, column, code, message, hint); every row is an error.
 V005: dict[str, tuple[int, int, str, str, str | None]] = {
@@ -38,7 +42,10 @@ V005: dict[str, tuple[int, int, str, str, str | None]] = {
     "display grid": (5, 26, "WXSS008", "display: grid is not supported in cards", "use display: flex"),
     "display table": (6, 27, "WXSS008", "display: table-cell is not supported in cards", None),
     "display inline-flex": (7, 33, "WXSS008", "display: inline-flex is not supported in cards", "use display: flex"),
-    "display -webkit-box": (8, 32, "WXSS008", "display: -webkit-box is not supported in cards", "use display: flex"),
+    "display -webkit-box": (8, 32, "WXSS008",
+                            f"display: -webkit-box {_REFUSED} it {_CLAMP} -webkit-line-clamp and "
+                            "-webkit-box-orient: vertical, as WeChat does",
+                            "use -wx-line-clamp with display: block"),
     "float": (9, 10, "WXSS007", f"'float' {_NOT_IN}", "use display: flex"),
     "text-decoration": (10, 20, "WXSS007", f"'text-decoration' {_NOT_IN}",
                         "cards cannot draw text decorations; use a border-bottom instead"),
@@ -47,19 +54,27 @@ V005: dict[str, tuple[int, int, str, str, str | None]] = {
     "var()": (12, 15, "WXSS009",
               "CSS variables are not supported in cards: var() cannot be resolved; the declaration is ignored",
               _VAR_HINT),
-    "transition": (13, 15, "WXSS007", f"'transition' {_NOT_IN}", "cards do not animate"),
-    "animation": (14, 14, "WXSS007", f"'animation' {_NOT_IN}", "cards do not animate"),
+    "transition": (13, 15, "WXSS007",
+                   f"'transition' {_REFUSED} its end state, the element's declared style, without animating",
+                   "cards do not animate"),
+    "animation": (14, 14, "WXSS007", f"'animation' {_REFUSED} the element's own style, without animating",
+                  "cards do not animate"),
     "@keyframes": (15, 1, "WXSS011", "@keyframes is not supported in cards: cards do not animate; the rule is ignored",
                    "remove the animation"),
-    "overflow": (16, 13, "WXSS007", f"'overflow' {_NOT_IN}", _CLIPS),
-    "overflow-x": (17, 15, "WXSS007", f"'overflow-x' {_NOT_IN}", _CLIPS),
-    "overflow-y": (18, 15, "WXSS007", f"'overflow-y' {_NOT_IN}", _CLIPS),
-    "-webkit-line-clamp": (19, 15, "WXSS007", f"'-webkit-line-clamp' {_NOT_IN}", "use -wx-line-clamp"),
-    "-webkit-box-orient": (20, 15, "WXSS007", f"'-webkit-box-orient' {_NOT_IN}",
+    "overflow": (16, 13, "WXSS007", f"'overflow' {_DRAWN}", _CLIPS),
+    "overflow-x": (17, 15, "WXSS007", f"'overflow-x' {_DRAWN}", _CLIPS),
+    "overflow-y": (18, 15, "WXSS007", f"'overflow-y' {_DRAWN}", _CLIPS),
+    "-webkit-line-clamp": (19, 15, "WXSS007",
+                           f"'-webkit-line-clamp' {_REFUSED} it {_CLAMP} display: -webkit-box and "
+                           "-webkit-box-orient: vertical, as WeChat does",
+                           "use -wx-line-clamp"),
+    "-webkit-box-orient": (20, 15, "WXSS007",
+                           f"'-webkit-box-orient' {_REFUSED} it {_CLAMP} display: -webkit-box and "
+                           "-webkit-line-clamp, as WeChat does",
                            "use -wx-line-clamp with display: block"),
-    "gap": (21, 8, "WXSS007", f"'gap' {_NOT_IN}", _GAP_HINT),
-    "row-gap": (22, 12, "WXSS007", f"'row-gap' {_NOT_IN}", _GAP_HINT),
-    "column-gap": (23, 15, "WXSS007", f"'column-gap' {_NOT_IN}", _GAP_HINT),
+    "gap": (21, 8, "WXSS007", f"'gap' {_DRAWN}", _GAP_HINT),
+    "row-gap": (22, 12, "WXSS007", f"'row-gap' {_DRAWN}", _GAP_HINT),
+    "column-gap": (23, 15, "WXSS007", f"'column-gap' {_DRAWN}", _GAP_HINT),
     "cursor": (24, 11, "WXSS007", f"'cursor' {_NOT_IN}", "cards are touch-only"),
 }  # fmt: skip
 
@@ -88,7 +103,12 @@ V006: dict[str, tuple[int, int, str, str, str | None]] = {
 
 # What the official rules let through: skillc's own findings, warnings.
 SKILLC_OWN: dict[str, tuple[int, int, str, str]] = {
-    "transition of opacity/transform": (2, 9, "WXSS019", f"'transition' {_NOT_IN}"),
+    "transition of opacity/transform": (
+        2,
+        9,
+        "WXSS019",
+        "'transition' does not animate in cards: the renderer draws its end state, the element's declared style",
+    ),
     "universal *": (3, 1, "WXSS018", f"universal selector '*' {_PSEUDO} '*' is ignored"),
     "[attr] without a value": (4, 7, "WXSS018", f"attribute selector {_PSEUDO} '.title[data-state]' is ignored"),
     "grid-* property": (5, 17, "WXSS019", f"'grid-template-columns' {_NOT_IN}"),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillc.backends.base import DEFAULT_OPTIONS, RenderOptions
-from skillc.backends.cardspec_style import ColorScheme, TextLook, inherit, text_look
+from skillc.backends.cardspec_style import ColorScheme, TextLook, inherit, spacing_bucket, text_look
 from skillc.backends.html_previews import CANVAS_CAPTION
 from skillc.ir import css_values
 from skillc.ir.previews import DEFAULT_HEIGHT, DEFAULT_WIDTH, canvas_drawing, coordinate, map_caption, map_props
@@ -65,6 +65,8 @@ def text_block(text: str, look: TextLook) -> Element:
     if look.align is not None:
         block["horizontalAlignment"] = look.align
     block["wrap"] = look.wrap
+    if look.max_lines is not None:
+        block["maxLines"] = look.max_lines
     return block
 
 
@@ -150,6 +152,9 @@ class _CardBuilder:
             return self.canvas_preview(node), None
         if _is_flex_row(node.style):
             return self.row(node.style, children, inner, scroll=False), tap_action(node)
+        row_gap, _ = css_values.gaps(node.style)
+        if row_gap is not None and node.style.get("display", "").strip() == "flex":
+            return self.stack(children, inner, row_gap), tap_action(node)
         # view, and any type this backend does not know: a block holding its children.
         return self.flow(children, inner), tap_action(node)
 
@@ -165,6 +170,18 @@ class _CardBuilder:
             pending = []
             out += self.node(child, inherited)
         out += self.text(pending)
+        return out
+
+    def stack(self, children: list[RenderNode], inherited: Mapping[str, str], gap: float) -> list[Element]:
+        """A flex column with a row gap: each flex item's elements, the first of every item after
+        the first spaced by the gap (text runs of two items never merge: they are two items)."""
+        out: list[Element] = []
+        for child in children:
+            inline = _is_inline_text(child)
+            items = self.text(self.runs(child, inherited, None)) if inline else self.node(child, inherited)
+            if items and out:
+                items[0]["spacing"] = spacing_bucket(gap)
+            out += items
         return out
 
     def collapsible(self, node: RenderNode, children: list[RenderNode], inherited: Mapping[str, str]) -> list[Element]:
@@ -301,6 +318,10 @@ class _CardBuilder:
             columns.append(column)
         if not columns:
             return []
+        _, column_gap = css_values.gaps(style)
+        if column_gap is not None and style.get("display", "").strip() == "flex":
+            for column in columns[1:]:
+                column["spacing"] = spacing_bucket(column_gap)
         if not scroll and not grown and style.get("justify-content", "").strip() == "space-between":
             # Pushes the other columns to the right edge, like space-between does with two items.
             columns[0]["width"] = "stretch"

@@ -20,6 +20,11 @@ ColorScheme = Literal["light", "dark"]
 INHERITED_TEXT_PROPERTIES = ("color", "font-size", "font-weight", "text-align", "white-space")
 
 _SIZE_BUCKETS = ((13.0, "Small"), (15.5, None), (19.0, "Medium"), (23.5, "Large"))
+# Spacings of the default host config: None 0, Small 3, Default 8, Medium 20, Large 30,
+# ExtraLarge 40 px; a gap maps to the nearest (the midpoints split them).
+_SPACING_BUCKETS = ((1.5, "None"), (5.5, "Small"), (14.0, "Default"), (25.0, "Medium"), (35.0, "Large"))
+# Not CSS: the walk's mark that an element above cuts its text to one line with an ellipsis.
+ELLIPSIS_MARK = "-skillc-ellipsis"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +37,7 @@ class TextLook:
     subtle: bool = False
     align: str | None = None
     wrap: bool = True
+    max_lines: int | None = None  # a TextBlock's maxLines; a TextRun has none
 
     def run_attributes(self) -> dict[str, Any]:
         """The attributes a TextBlock and a TextRun share, in a fixed order."""
@@ -48,23 +54,43 @@ class TextLook:
 
 
 def inherit(parent: Mapping[str, str], style: Mapping[str, str]) -> dict[str, str]:
-    """The inherited text properties below an element with `style`."""
+    """The inherited text properties below an element with `style`.
+
+    A line clamp and a single-line ellipsis are not inherited in CSS, but they cut the text the
+    element holds, and a card's text sits in TextBlocks below it: the walk carries them down.
+    """
     out = dict(parent)
     for prop in INHERITED_TEXT_PROPERTIES:
         if prop in style:
             out[prop] = style[prop]
+    if "-wx-line-clamp" in style:
+        out["-wx-line-clamp"] = style["-wx-line-clamp"]
+    if "white-space" in out and css_values.single_line_ellipsis({**style, "white-space": out["white-space"]}):
+        out[ELLIPSIS_MARK] = "1"
     return out
 
 
 def text_look(style: Mapping[str, str], scheme: ColorScheme) -> TextLook:
+    wrap = style.get("white-space", "").strip() not in ("nowrap", "pre")
+    # maxLines 1 with wrap false: hosts cut a one-line TextBlock with an ellipsis.
+    ellipsis = ELLIPSIS_MARK in style and not wrap
     return TextLook(
         size=font_size_bucket(css_values.px(style.get("font-size"))),
         weight=weight_bucket(css_values.font_weight(style.get("font-weight"))),
         color=color_intent(style.get("color")),
         subtle=is_subtle(style.get("color"), scheme),
         align={"center": "Center", "right": "Right", "end": "Right"}.get(style.get("text-align", "").strip()),
-        wrap=style.get("white-space", "").strip() not in ("nowrap", "pre"),
+        wrap=wrap,
+        max_lines=1 if ellipsis else css_values.line_clamp(style),
     )
+
+
+def spacing_bucket(gap: float) -> str:
+    """The card spacing nearest a gap of ``gap`` px."""
+    for limit, bucket in _SPACING_BUCKETS:
+        if gap < limit:
+            return bucket
+    return "ExtraLarge"
 
 
 def font_size_bucket(size: float | None) -> str | None:

@@ -62,6 +62,8 @@ _ATTR_NAME = re.compile(r"[^a-z0-9_-]+")
 _CSS_PROPERTY = re.compile(r"^-?[a-z][a-z0-9-]*$")
 _UNSAFE_STYLE_VALUE = re.compile(r"[;{}\\<>]")
 _SAFE_URL = re.compile(r"^(https?://|data:image/|/|\./|\.\./|[a-zA-Z0-9_][a-zA-Z0-9_./-]*$)")
+# A browser knows no -wx-line-clamp: it clamps with the -webkit-box trio, and clips the rest.
+_CLAMP_LINES = re.compile(r"^[1-9][0-9]{0,5}$")
 # Props that become real attributes or data-mode, handled before the generic data-prop-*.
 _CONSUMED_PROPS = {"src", "mode", "disabled", "text", "drawing"}
 
@@ -77,6 +79,7 @@ DOM_RULES = {
     "attrName": _ATTR_NAME.pattern,
     "canvasCaption": CANVAS_CAPTION,
     "drawingUrl": DRAWING_URL.pattern,
+    "clampLines": _CLAMP_LINES.pattern,
 }
 
 
@@ -171,12 +174,26 @@ def _attributes(node: RenderNode, tag: str) -> Iterator[tuple[str, str]]:
         yield "style", style
 
 
+def browser_style(style: Mapping[str, str]) -> Mapping[str, str]:
+    """The resolved style in the CSS a browser draws. Gap, overflow, white-space and
+    text-overflow are CSS already; only ``-wx-line-clamp: N`` needs spelling out (it stays, and
+    the browser ignores it). The MCP Apps view (card-view.js, ``clampStyle``) does the same."""
+    lines = style.get("-wx-line-clamp", "").strip()
+    if not _CLAMP_LINES.match(lines):
+        return style
+    out = dict(style)
+    if out.get("display", "").strip() != "none":
+        out["display"] = "-webkit-box"
+    out.update({"-webkit-box-orient": "vertical", "-webkit-line-clamp": lines, "overflow": "hidden"})
+    return out
+
+
 def inline_style(style: Mapping[str, str]) -> str:
     """`a:1px;b:red`, sorted by property. A declaration that could break out of its slot in the
     attribute (a `;`, brace or odd property name) is dropped rather than trusted."""
     parts = [
         f"{prop}:{value.strip()}"
-        for prop, value in sorted(style.items())
+        for prop, value in sorted(browser_style(style).items())
         if _CSS_PROPERTY.match(prop) and isinstance(value, str) and not _UNSAFE_STYLE_VALUE.search(value)
     ]
     return ";".join(parts)

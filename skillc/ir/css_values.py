@@ -11,6 +11,7 @@ from __future__ import annotations
 import colorsys
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -116,3 +117,46 @@ def _alpha(part: str) -> float:
     if math.isnan(number):
         raise ValueError(part)
     return max(0.0, min(1.0, number))
+
+
+def gaps(style: Mapping[str, str]) -> tuple[float | None, float | None]:
+    """(row gap, column gap) in px, None where the style sets none. Entries are in cascade
+    order, so a later ``gap`` or longhand wins; ``normal``, % and calc() read as 0."""
+    row = column = None
+    for name, value in style.items():
+        if name == "gap":
+            parts = value.split()
+            row = (px(parts[0]) or 0.0) if parts else 0.0
+            column = (px(parts[-1]) or 0.0) if parts else 0.0
+        elif name == "row-gap":
+            row = px(value) or 0.0
+        elif name == "column-gap":
+            column = px(value) or 0.0
+    return row, column
+
+
+def line_clamp(style: Mapping[str, str]) -> int | None:
+    """The number of lines ``-wx-line-clamp`` keeps (the -webkit-box trio already reads as it)."""
+    text = style.get("-wx-line-clamp", "").strip()
+    return int(text) if text.isascii() and text.isdigit() and int(text) >= 1 else None
+
+
+_CLIPS = frozenset({"hidden", "clip"})
+
+
+def clips_sideways(style: Mapping[str, str]) -> bool:
+    """Does the box clip what overflows it sideways (``overflow`` or ``overflow-x`` hidden/clip)?"""
+    x = None
+    for name, value in style.items():  # cascade order: the later of overflow and overflow-x wins
+        if name == "overflow-x" or (name == "overflow" and value.split()):
+            x = value.split()[0] if value.split() else None
+    return x in _CLIPS
+
+
+def single_line_ellipsis(style: Mapping[str, str]) -> bool:
+    """``white-space: nowrap`` + ``text-overflow: ellipsis`` + a sideways clip: one line, cut with "…"."""
+    return (
+        style.get("white-space", "").strip() == "nowrap"
+        and "ellipsis" in style.get("text-overflow", "").split()
+        and clips_sideways(style)
+    )

@@ -147,9 +147,9 @@ def compile_inline_style(text: str) -> tuple[CompiledDeclaration, ...]:
     """A ``style="..."`` value, compiled once per process for every resolver and viewport.
 
     Runtime input: its diagnostics were given at check time (or cannot be, if it is dynamic),
-    so unsupported declarations are dropped silently.
+    so unsupported declarations are dropped silently (and the drawn ones kept silently).
     """
-    return tuple(compile_declaration(d) for d in parse_style_attribute(text) if d.supported)
+    return tuple(compile_declaration(d) for d in parse_style_attribute(text) if d.supported or d.drawn)
 
 
 def compile_stylesheet(sheet: Stylesheet, *, sink: DiagnosticSink | None = None) -> CompiledStylesheet:
@@ -160,7 +160,7 @@ def compile_stylesheet(sheet: Stylesheet, *, sink: DiagnosticSink | None = None)
     by_class: dict[str, list[int]] = {}
     by_tag: dict[str, list[int]] = {}
     for rule in sheet.rules:
-        decls = tuple(compile_declaration(d) for d in rule.declarations if d.supported)
+        decls = tuple(compile_declaration(d) for d in rule.declarations if d.supported or d.drawn)
         live = []
         for sel in rule.selectors:
             foreign = next((c.tag for c in sel.compounds if c.tag is not None and c.tag not in CARD_TAGS), None)
@@ -544,7 +544,29 @@ class StyleResolver:
                     result[name] = parent[name]
             else:
                 result[name] = value
+        if "-webkit-line-clamp" in result or "-webkit-box-orient" in result or result.get("display") == "-webkit-box":
+            _read_webkit_clamp(result)
         return tuple(result.items())
+
+
+def _read_webkit_clamp(style: dict[str, str]) -> None:
+    """The -webkit-box trio becomes ``-wx-line-clamp`` (a host then reads one clamp, whichever way
+    the card wrote it); a part of the trio without the rest draws nothing and is dropped.
+
+    A complete trio makes the element a block (as -webkit-box lays out, and as -wx-line-clamp
+    expects); ``-wx-line-clamp`` written on the element wins over the trio's count. An
+    incomplete ``display: -webkit-box`` leaves the element's default display, not a display
+    an earlier rule set: the cascade has already replaced that one.
+    """
+    lines = style.pop("-webkit-line-clamp", None)
+    orient = style.pop("-webkit-box-orient", None)
+    if style.get("display") != "-webkit-box":
+        return
+    if lines is None or lines == "none" or orient != "vertical":
+        del style["display"]
+        return
+    style["display"] = "block"
+    style.setdefault("-wx-line-clamp", lines)
 
 
 def _matches(

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import tinycss2.color3
 
-__all__ = ["SUPPORTED_PROPERTIES"]
+__all__ = ["DRAWN_PROPERTIES", "SUPPORTED_PROPERTIES"]
 
 _SIDES = ("top", "right", "bottom", "left")
 SUPPORTED_PROPERTIES: frozenset[str] = frozenset(
@@ -37,12 +37,26 @@ SUPPORTED_PROPERTIES: frozenset[str] = frozenset(
     | {f"border-{v}-{h}-radius" for v in ("top", "bottom") for h in ("left", "right")}
 )  # fmt: skip
 
+# The gate (V005) refuses these, yet WeChat's screenshots of published cards show them drawn:
+# gap between a row's items, clipped boxes, ellipsis, -webkit-box line clamps. Left out, text
+# runs together and spills past the card's edge, so the renderer keeps them while check still
+# reports them as errors. -webkit-line-clamp and -webkit-box-orient count only with
+# display: -webkit-box (the resolver reads the three together).
+DRAWN_PROPERTIES: frozenset[str] = frozenset(
+    {"gap", "row-gap", "column-gap", "overflow", "overflow-x", "overflow-y", "-webkit-line-clamp",
+     "-webkit-box-orient"}
+)  # fmt: skip
+# The gate refuses animation; a static rendering shows what is left when it is over. For a
+# transition that is the declared style; for an animation skillc does not resolve @keyframes,
+# and draws the element's own style (CSS's state once an animation without fill-mode ends).
+_END_STATE_PREFIXES = ("transition", "animation")
+
 # Why a known CSS property is not allowed, shown as the hint.
 _PROPERTY_HINTS: dict[str, str] = {
     "z-index": "cards stack elements in document order; reorder the elements instead",
     "float": "use display: flex",
     "clear": "use display: flex",
-    "overflow": "a card clips its content at its fixed height; remove overflow",
+    "overflow": "to pass the gate, remove it; a card clips its content at its fixed height",
     "gap": "use margins on the children (margin-right on all but the last, or a class from the wx:for index)",
     "cursor": "cards are touch-only",
     "text-decoration": "cards cannot draw text decorations; use a border-bottom instead",
@@ -138,6 +152,26 @@ def _unsupported_reason(name: str) -> tuple[str, str] | None:
 
 def _is_official_property(name: str) -> bool:
     return name in _OFFICIAL_PROPERTIES or name.startswith(_OFFICIAL_PREFIXES)
+
+
+def _gate_message(raw_name: str, name: str) -> str:
+    """The V005 finding for a property the renderer draws (or whose end state it draws)."""
+    refused = f"'{raw_name}' is refused by WeChat's gate (V005)"
+    if name == "-webkit-line-clamp":
+        return (
+            f"{refused}, while the renderer draws it as a line clamp together with display: -webkit-box "
+            "and -webkit-box-orient: vertical, as WeChat does"
+        )
+    if name == "-webkit-box-orient":
+        return (
+            f"{refused}, while the renderer draws it as a line clamp together with display: -webkit-box "
+            "and -webkit-line-clamp, as WeChat does"
+        )
+    if name.startswith("transition"):
+        return f"{refused}, while the renderer draws its end state, the element's declared style, without animating"
+    if name.startswith("animation"):
+        return f"{refused}, while the renderer draws the element's own style, without animating"
+    return f"{refused}, while the renderer draws it, as WeChat does"
 
 
 def _property_hint(name: str) -> str | None:

@@ -16,13 +16,16 @@ from skillc.frontend.wxss.card_rules import (
     _BORDER_STYLE_BAD,
     _BORDER_STYLE_PROPS,
     _DISPLAY_OK,
+    _END_STATE_PREFIXES,
     _GLOBAL_KEYWORDS,
     _KNOWN_CSS,
     _OFFICIAL_DISPLAY,
     _OFFICIAL_POSITION,
     _POSITION_OK,
     _TRANSITION_OK,
+    DRAWN_PROPERTIES,
     SUPPORTED_PROPERTIES,
+    _gate_message,
     _is_color_name,
     _is_official_property,
     _property_hint,
@@ -167,31 +170,63 @@ class _DeclarationReader(_FileReader):
             )
             supported = False
         elif name not in SUPPORTED_PROPERTIES:
-            self._unsupported_property(raw_name, name, self.src.tok_span(name_tok), sig)
-            supported = False
+            drawn = self._unsupported_property(raw_name, name, self.src.tok_span(name_tok), sig, supported)
+            return Declaration(name, parts, important, span, False, drawn)
+        elif supported and name == "display" and len(sig) == 1 and sig[0].type == "ident":
+            if sig[0].lower_value == "-webkit-box":
+                self.emit("WXSS008", _WEBKIT_BOX_MESSAGE, self.src.tok_span(sig[0]), _WEBKIT_BOX_HINT)
+                return Declaration(name, parts, important, span, False, True)
+            supported = self._check_value(name, sig)
         elif supported:
             supported = self._check_value(name, sig)
         return Declaration(name, parts, important, span, supported)
 
-    def _unsupported_property(self, raw_name: str, name: str, span: Span, sig: Sequence[Token]) -> None:
+    def _unsupported_property(self, raw_name: str, name: str, span: Span, sig: Sequence[Token], value_ok: bool) -> bool:
+        """Report a property cards lack; True when the renderer still draws it (see DRAWN_PROPERTIES).
+        ``value_ok`` is False when the value was already refused (var(), a unit cards lack)."""
         hint = _property_hint(name)
         if _is_official_property(name):
+            if name in DRAWN_PROPERTIES and value_ok:
+                problem = None if _is_global_keyword(sig) else check_value(name, sig)
+                if problem is None and name == "-webkit-box-orient" and not _is_word(sig, "vertical"):
+                    self.emit(
+                        "WXSS007",
+                        f"'{raw_name}' is refused by WeChat's gate (V005), and only -webkit-box-orient: vertical "
+                        "draws (as part of a line clamp); the declaration is ignored",
+                        span,
+                        hint,
+                    )
+                    return False
+                if problem is None:
+                    self.emit("WXSS007", _gate_message(raw_name, name), span, hint)
+                    return True
+                self.emit(
+                    "WXSS007",
+                    f"'{raw_name}' is refused by WeChat's gate (V005), and '{_clip(self.text_of(sig), 48)}' is not "
+                    f"a valid {name}: expected {problem[0]}; the declaration is ignored",
+                    span,
+                    hint,
+                )
+                return False
             if name in ("transition", "transition-property") and _transition_of_allowed(sig):
-                self.emit("WXSS019", f"'{raw_name}' is not supported in cards; the declaration is ignored", span,
-                          _TRANSITION_HINT)  # fmt: skip
-                return
+                self.emit("WXSS019", f"'{raw_name}' does not animate in cards: the renderer draws its end state, "
+                          "the element's declared style", span, _TRANSITION_HINT)  # fmt: skip
+                return False
+            if name.startswith(_END_STATE_PREFIXES):
+                self.emit("WXSS007", _gate_message(raw_name, name), span, hint)
+                return False
             self.emit("WXSS007", f"'{raw_name}' is not supported in cards; the declaration is ignored", span, hint)
-            return
+            return False
         reason = _unsupported_reason(name)
         if reason is not None:
             why, fix = reason
             self.emit(
                 "WXSS019", f"'{raw_name}' is not supported in cards: {why}; the declaration is ignored", span, fix
             )
-            return
+            return False
         if hint is not None or name in _KNOWN_CSS or name.startswith("-"):
             self.emit("WXSS019", f"'{raw_name}' is not supported in cards; the declaration is ignored", span, hint)
-            return
+            return False
         close = difflib.get_close_matches(name, SUPPORTED_PROPERTIES, n=1, cutoff=0.75)
         self.emit(
             "WXSS019",
@@ -199,6 +234,7 @@ class _DeclarationReader(_FileReader):
             span,
             hint=f"did you mean '{close[0]}'?" if close else None,
         )
+        return False
 
     def _check_value(self, name: str, sig: Sequence[Token]) -> bool:
         """Is the value CSS for this property (WXSS022), and one cards render (WXSS008, WXSS020)?"""
@@ -253,6 +289,11 @@ class _DeclarationReader(_FileReader):
         return True
 
 
+_WEBKIT_BOX_MESSAGE = (
+    "display: -webkit-box is refused by WeChat's gate (V005), while the renderer draws it as a line clamp "
+    "together with -webkit-line-clamp and -webkit-box-orient: vertical, as WeChat does"
+)
+_WEBKIT_BOX_HINT = "use -wx-line-clamp with display: block"
 _VAR_HINT = "write the literal value where it is used, or a class per theme (.dark .title { color: ... })"
 _TRANSITION_HINT = (
     "WeChat's v0.2.1 validator means to allow transitions of opacity and transform (its check flags "
@@ -261,6 +302,14 @@ _TRANSITION_HINT = (
 _TIMING = frozenset(
     {"ease", "linear", "ease-in", "ease-out", "ease-in-out", "step-start", "step-end", "normal", "allow-discrete"}
 )
+
+
+def _is_word(sig: Sequence[Token], word: str) -> bool:
+    return len(sig) == 1 and sig[0].type == "ident" and sig[0].lower_value == word
+
+
+def _is_global_keyword(sig: Sequence[Token]) -> bool:
+    return len(sig) == 1 and sig[0].type == "ident" and sig[0].lower_value in _GLOBAL_KEYWORDS
 
 
 def _transition_of_allowed(sig: Sequence[Token]) -> bool:

@@ -572,6 +572,17 @@ def _keywords(text: str) -> _Grammar:
 
 
 _LP = "a length or percentage"
+_LINE_CLAMP = _Grammar(
+    _one(
+        lambda t: (
+            _is_word(t, "none") or (_number(t, negative=False, integer=True) and t.type == "number" and t.value >= 1)
+        )
+    ),
+    "a whole number of lines, 1 or more",
+)
+_GAP_WORDS = f"normal or {_LP}, not negative"
+_GAP = _Grammar(_one(_length_or("normal", negative=False)), _GAP_WORDS, length=True)
+_OVERFLOW = _words("visible hidden clip scroll auto")
 _GRAMMARS: dict[str, _Grammar] = {
     "display": _Grammar(_one(_keyword(_DISPLAY)), "none, inline, inline-block, block or flex", words=_DISPLAY_OK),
     "position": _Grammar(_one(_keyword(_POSITION)), "relative, absolute or static", words=_POSITION_OK),
@@ -684,15 +695,17 @@ _GRAMMARS: dict[str, _Grammar] = {
     ),
     "letter-spacing": _Grammar(_one(_length_or("normal", percent=False)), "normal or a length", length=True),
     "word-spacing": _Grammar(_one(_length_or("normal")), f"normal or {_LP}", length=True),
-    "-wx-line-clamp": _Grammar(
-        _one(
-            lambda t: (
-                _is_word(t, "none")
-                or (_number(t, negative=False, integer=True) and t.type == "number" and t.value >= 1)
-            )
-        ),
-        "a whole number of lines, 1 or more",
+    "-wx-line-clamp": _LINE_CLAMP,
+    "-webkit-line-clamp": _LINE_CLAMP,
+    "-webkit-box-orient": _keywords("horizontal vertical inline-axis block-axis"),
+    "gap": _Grammar(_repeat(_length_or("normal", negative=False), 1, 2), f"one or two of {_GAP_WORDS}", length=True),
+    "row-gap": _GAP,
+    "column-gap": _GAP,
+    "overflow": _Grammar(
+        _repeat(_keyword(_OVERFLOW), 1, 2), "one or two of visible, hidden, clip, scroll or auto", words=_OVERFLOW
     ),
+    "overflow-x": _keywords("visible hidden clip scroll auto"),
+    "overflow-y": _keywords("visible hidden clip scroll auto"),
     "transform": _Grammar(
         _transform, "none or transform functions: translate(), scale(), rotate(), skew(), matrix()", length=True
     ),

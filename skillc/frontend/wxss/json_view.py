@@ -34,6 +34,8 @@ def declaration_json(decl: Declaration) -> dict[str, object]:
         out["important"] = True
     if not decl.supported:
         out["supported"] = False
+    if decl.drawn:
+        out["drawn"] = True
     return out
 
 

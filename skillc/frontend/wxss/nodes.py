@@ -3,7 +3,8 @@
 Frozen records carrying the source span of each piece; the parser builds them and nothing
 here reads CSS. Unsupported declarations and media queries stay in the tree marked
 ``supported=False`` after their diagnostic, so later phases drop them without reporting
-again.
+again; a declaration WeChat's gate refuses but WeChat still draws is also marked ``drawn=True``,
+and the renderer keeps it.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ class Declaration:
     important: bool
     span: Span
     supported: bool = True  # False: reported at parse time, dropped by later phases
+    # Refused by WeChat's gate (reported as such) yet drawn by WeChat in published cards (gap,
+    # overflow, the -webkit-box line clamp): the renderer keeps it although supported is False.
+    drawn: bool = False
 
 
 @dataclass(frozen=True, slots=True)

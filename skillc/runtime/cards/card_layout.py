@@ -3,9 +3,11 @@
 This is not a layout engine. It stacks block children, takes the tallest child of a flex row
 or a horizontal scroll-view, adds vertical padding, border and margin, honours an explicit px
 ``height``, and wraps text by character count (CJK and full-width characters one em wide, others
-0.55 em). It ignores real font metrics, ``flex-wrap``, absolute positioning, percentage
-heights, ``line-clamp`` and images' intrinsic sizes (an image without a px height is 3/4 of its
-width, or 240px). docs/components.md states these limits.
+0.55 em; ``white-space: nowrap`` keeps a run on one line). A flex container's gaps count: the
+row gap between a column's items, the column gap out of a row's width; ``-wx-line-clamp: N``
+(which the -webkit-box trio resolves to) caps the box at N lines. It ignores real font metrics,
+``flex-wrap``, absolute positioning, percentage heights and images' intrinsic sizes (an image
+without a px height is 3/4 of its width, or 240px). docs/components.md states these limits.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
-from skillc.ir.css_values import px
+from skillc.ir.css_values import gaps, line_clamp, px
 from skillc.ir.previews import DEFAULT_HEIGHT, PREVIEW_TAGS
 from skillc.ir.render import TEXT, RenderNode
 
@@ -86,7 +88,13 @@ def _layout(node: RenderNode, width: float, child: Callable[[RenderNode, float],
         if not text.strip():
             return 0.0
         font = _px(style.get("font-size")) or _DEFAULT_FONT
-        lines = sum(max(1, math.ceil(_text_width(line, font) / max(width, 1.0))) for line in text.split("\n"))
+        space = style.get("white-space")
+        if space == "nowrap":
+            lines = 1
+        elif space == "pre":
+            lines = text.count("\n") + 1
+        else:
+            lines = sum(max(1, math.ceil(_text_width(line, font) / max(width, 1.0))) for line in text.split("\n"))
         return lines * _line_height(style, font)
     outer_v = _box(style, "v")
     explicit = _px(style.get("height"))
@@ -99,14 +107,24 @@ def _layout(node: RenderNode, width: float, child: Callable[[RenderNode, float],
         return DEFAULT_HEIGHT + outer_v
     kids = node.children or []
     inner_w = max(width - _box(style, "h"), 1.0)
-    row = (style.get("display") == "flex" and style.get("flex-direction", "row") in ("row", "row-reverse")) or (
+    flex = style.get("display") == "flex"
+    row_gap, column_gap = gaps(style) if flex else (None, None)
+    row = (flex and style.get("flex-direction", "row") in ("row", "row-reverse")) or (
         node.type == "scroll-view" and node.props.get("scroll-x") not in (None, False, "false")
     )
     if row and kids:
-        share = inner_w / len(kids) if node.type != "scroll-view" else inner_w
+        gutters = (column_gap or 0.0) * (len(kids) - 1)
+        share = max(inner_w - gutters, 1.0) / len(kids) if node.type != "scroll-view" else inner_w
         content = max(child(k, _px(k.style.get("width")) or share) for k in kids)
     else:
         content = sum(child(k, inner_w) for k in kids)
+        if flex and row_gap:
+            # A gap separates flex items, and an item with display: none is not one.
+            items = sum(1 for k in kids if k.style.get("display") != "none")
+            content += row_gap * max(items - 1, 0)
+    clamp = line_clamp(style)
+    if clamp is not None:
+        content = min(content, clamp * _line_height(style, _px(style.get("font-size")) or _DEFAULT_FONT))
     return content + outer_v
 
 

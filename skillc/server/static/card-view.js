@@ -24,6 +24,7 @@
   var UNSAFE_STYLE_VALUE = new RegExp(CONFIG.dom.unsafeStyleValue)
   var ATTR_NAME = new RegExp(CONFIG.dom.attrName, 'g')
   var DRAWING_URL = new RegExp(CONFIG.dom.drawingUrl)
+  var CLAMP_LINES = new RegExp(CONFIG.dom.clampLines)
   var VIEW_TOOL = 'skillc_card_view'
   // The server caps a card event's actions (RuntimeConfig.card_max_actions); the view never runs
   // more than that many either, whatever a result says.
@@ -350,12 +351,25 @@
       var value = props[name]
       el.setAttribute('data-prop-' + suffix(name), typeof value === 'string' ? value : JSON.stringify(value))
     })
-    var style = node.style || {}
+    var style = clampStyle(node.style || {})
     Object.keys(style).sort().forEach(function (prop) {
       var value = style[prop]
       if (!CSS_PROPERTY.test(prop) || typeof value !== 'string' || UNSAFE_STYLE_VALUE.test(value)) return
       el.style.setProperty(prop, value.trim())
     })
+  }
+
+  // browser_style of the HTML backend: a browser clamps with the -webkit-box trio, not -wx-line-clamp.
+  function clampStyle (style) {
+    var lines = typeof style['-wx-line-clamp'] === 'string' ? style['-wx-line-clamp'].trim() : ''
+    if (!CLAMP_LINES.test(lines)) return style
+    var out = {}
+    Object.keys(style).forEach(function (k) { out[k] = style[k] })
+    if (String(out.display || '').trim() !== 'none') out.display = '-webkit-box'
+    out['-webkit-box-orient'] = 'vertical'
+    out['-webkit-line-clamp'] = lines
+    out.overflow = 'hidden'
+    return out
   }
 
   function suffix (name) { return String(name).toLowerCase().replace(ATTR_NAME, '-').replace(/^-+|-+$/g, '') || 'x' }
