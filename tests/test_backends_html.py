@@ -68,7 +68,7 @@ def test_document_head_viewport_and_color_scheme() -> None:
     assert '<meta name="viewport" content="width=414, initial-scale=1">' in html
     assert '<meta name="color-scheme" content="dark">' in html
     assert "<title>饮品 &lt;list&gt;</title>" in html
-    assert '<body style="width:414px">' in html
+    assert '<body style="width:414px;min-height:103px;max-height:414px;overflow:hidden">' in html
     assert BASE_CSS in html
 
 

@@ -39,6 +39,7 @@ _VOID = {"img"}
 # data-prop-* attributes, which the MCP Apps view's patched DOM carries too.
 BASE_CSS = """\
 html,body{margin:0;padding:0}
+html{overflow:auto}
 body{font-family:-apple-system,"PingFang SC","Helvetica Neue","Noto Sans CJK SC",sans-serif;\
 font-size:16px;line-height:1.4}
 :where([data-type=view],[data-type=scroll-view]){display:block}
@@ -108,7 +109,11 @@ def render_html(doc: RenderDocument, *, title: str | None = None) -> str:
         f"<style>\n{BASE_CSS}{COLLAPSIBLE_CSS if _has_collapsible(doc.root) else ''}"
         f"{PREVIEW_CSS if has_preview(doc.root) else ''}</style>\n"
         "</head>\n"
-        f'<body style="width:{vp.width}px">\n'
+        # The card box (docs/backends.md): as wide as the viewport, as tall as the content between
+        # a quarter of that width and all of it, the rest clipped, as WeChat shows a card. Not on
+        # <body> alone: the root's overflow:auto keeps body's overflow from passing to the viewport.
+        f'<body style="width:{vp.width}px;min-height:{vp.card_min_height}px;max-height:{vp.card_max_height}px;'
+        'overflow:hidden">\n'
         f"{render_html_fragment(doc)}\n"
         "</body>\n"
         "</html>\n"

@@ -30,6 +30,16 @@ class Viewport(BaseModel):
     def rpx(self, value: float) -> int:
         return rpx_to_px(value, self.width)
 
+    # A card is as wide as the screen, and as tall as its content between the aspect ratios 4:1
+    # and 1:1 of that width; its height is fixed after the first render and the rest is clipped.
+    @property
+    def card_min_height(self) -> int:
+        return self.width // 4
+
+    @property
+    def card_max_height(self) -> int:
+        return self.width
+
 
 def rpx_to_px(value: float, width: float) -> int:
     """WeChat's rule, as wcsc's transformRPX computes it: floor(N / 750 * width + 0.0001) px.

@@ -66,7 +66,7 @@ def _utf8_size(text: str) -> int:
 
 def dimensions_for(viewport: Viewport) -> Dimensions:
     """A card is as wide as the screen and between 4:1 and 1:1 in aspect."""
-    return Dimensions(min_height=viewport.width // 4, max_height=viewport.width, width=viewport.width)
+    return Dimensions(min_height=viewport.card_min_height, max_height=viewport.card_max_height, width=viewport.width)
 
 
 @dataclass(frozen=True)

@@ -187,6 +187,8 @@
       slot.el.setAttribute('data-component', card.componentPath)
       var max = card.dimensions && card.dimensions.maxHeight
       if (typeof max === 'number' && max > 0) slot.el.style.maxHeight = max + 'px' // WeChat clips, never grows
+      var min = card.dimensions && card.dimensions.minHeight
+      if (typeof min === 'number' && min > 0) slot.el.style.minHeight = min + 'px' // and never goes below 4:1
       if (card.expired) showExpired(slot, card.expiredText)
       follow(slot, card)
     } else if (meta['skillc/fallback']) {
