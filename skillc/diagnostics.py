@@ -186,6 +186,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("JS007", _E, "A skill JavaScript file does not compile (QuickJS, compile only); whatever requires it fails to load."),
     CodeInfo("JS008", _W, "Skill code uses a wx API that skillc does not provide, or that WeChat does not offer in this context (APIs or cards); the call fails with an error that names it."),
     CodeInfo("JS009", _E, "Skill code calls getApp(); skills run in an independent subpackage, without the app instance.", official="V001"),
+    CodeInfo("JS010", _W, "Skill code uses a wx name that skillc neither provides nor lists among the wx APIs it lacks; a call fails with an error saying skillc does not provide it."),
     CodeInfo("JS020", _W, "A card's Component({...}) uses an option cards do not have (behaviors, relations, externalClasses, pageLifetimes); it is ignored."),
     # -- consistency between manifest, API code, cards and pages (frontend/consistency.py) --
     CodeInfo("CON001", _E, "An API returns a structuredContent key (top level of an object literal) that its outputSchema.properties lacks.", official="V009"),

@@ -133,6 +133,7 @@ SAMPLES: dict[str, dict[str, object]] = {
     "cards.expireAll": {"componentPaths": ["components/c/index"]},
     "device.info": {},
     "app.info": {},
+    "account.info": {},
     "login": {},
     "checkSession": {},
     "timer.sleep": {"ms": 0},

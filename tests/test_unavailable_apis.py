@@ -227,7 +227,6 @@ API_ROWS: dict[str, tuple[str, ...]] = {
         "requestAgentPrivacyAuthorization",
         "authorize",
         "getSetting",
-        "getAccountInfoSync",
         "getUserCryptoManager",
         "getWeRunData",
     ),
@@ -310,7 +309,7 @@ CARD_ROWS: dict[str, tuple[str, ...]] = {
     ),
     f"outside WeChat ({DEVICE})": ("getWindowInfo", "vibrateShort", "vibrateLong"),
     f"outside WeChat ({FILES})": ("openDocument", "downloadFile"),
-    f"outside WeChat ({USER})": ("getPrivacySetting", "getAccountInfoSync"),
+    f"outside WeChat ({USER})": ("getPrivacySetting",),
     "in cards (WeChat offers it to APIs only)": ("cloud.init", *CLOUD_CALLS),
 }
 

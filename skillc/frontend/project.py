@@ -17,6 +17,19 @@ class ProjectSkill:
     path: Path
 
 
+def _string_key(config: Path, key: str) -> str | None:
+    """A top-level string of a JSON file, None when unreadable or not a string (the project's
+    own checks report a broken project.config.json)."""
+    try:
+        text, _ = decode_utf8(config.read_bytes())
+    except OSError:
+        return None
+    tree = parse_json(text, config.name, DiagnosticSink()) if text else None
+    node = tree.get(key) if isinstance(tree, JObject) else None
+    value = node.to_python() if node is not None else None
+    return value if isinstance(value, str) and value else None
+
+
 def miniprogram_root(path: Path) -> Path | None:
     """The folder holding app.json: ``path`` itself, or project.config.json's miniprogramRoot."""
     if (path / "app.json").is_file():
@@ -96,6 +109,21 @@ class Project:
     # root + "/" + page.
     pages: tuple[str, ...] = ()
     subpackage_roots: tuple[str, ...] = ()  # as app.json writes them, without slashes at the ends
+
+    def app_id(self) -> str | None:
+        """The mini program's app id: ``appid`` of the project.config.json in the app.json folder,
+        or of the one above it whose ``miniprogramRoot`` names that folder (as WeChat DevTools
+        reads it). None when there is none or it has no string ``appid``."""
+        real = self.root.resolve()
+        for folder in (real, *real.parents):
+            config = folder / "project.config.json"
+            if not config.is_file():
+                continue
+            app_root = miniprogram_root(folder)
+            if app_root is None or app_root.resolve() != real:
+                return None  # the nearest project.config.json belongs to another folder
+            return _string_key(config, "appid")
+        return None
 
     def code_root(self, skill_dir: Path) -> tuple[Path, CodeRoot] | None:
         """The subpackage root ``skill_dir`` sits in (the deepest one) and the boundary it sets for

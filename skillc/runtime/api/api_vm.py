@@ -64,7 +64,7 @@ def run_api(
 ) -> VmRun:
     """Load the skill in a fresh context and, when ``api_name`` is given, call that API.
     ``payments`` and ``audit_stand_in`` serve the wx stand-ins (host/standins.py)."""
-    host = ApiHost(context, config, storage, payments=payments, audit_stand_in=audit_stand_in)
+    host = ApiHost(context, config, storage, payments=payments, audit_stand_in=audit_stand_in, app_id=code.app_id)
     session: JsSession | None = None
     run = VmRun(state="loaded")
     try:

@@ -38,6 +38,7 @@ class GuardJob(BaseModel):
     context: ApiCallContext
     config: RuntimeConfig
     seconds: float
+    app_id: str | None = None
 
 
 def make_job(
@@ -56,6 +57,7 @@ def make_job(
         context=context,
         config=config,
         seconds=seconds,
+        app_id=code.app_id,
     )
 
 
@@ -88,7 +90,7 @@ def _main() -> None:
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
     storage = Storage.of(job.config)
-    code = SkillCode(tuple(job.scripts), tuple(job.json_files))
+    code = SkillCode(tuple(job.scripts), tuple(job.json_files), app_id=job.app_id)
     deadline = Deadline.after(job.seconds)
     # The stand-ins' audit records are written here; the payment provider lives in the parent, so a
     # payment made from a guard process fails (host/standins.py says so in its diagnostic).

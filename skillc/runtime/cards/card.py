@@ -122,7 +122,9 @@ class Card:
             hidden=timing.hidden,
         )
         self.updates = CardUpdates(timing.stream) if setup.binding.dynamic else None
-        self.host = ComponentHost(setup.binding, setup.context, setup.config, setup.storage, self.timers)
+        self.host = ComponentHost(
+            setup.binding, setup.context, setup.config, setup.storage, self.timers, app_id=setup.code.app_id
+        )
         self.render_sink = DiagnosticSink()
         self.renderer = CardRenderer(
             setup.component, setup.viewport, sink=self.render_sink, limits=render_limits(setup.config)

@@ -87,6 +87,8 @@ class ComponentHost(ApiHost):
         config: RuntimeConfig,
         storage: Storage,
         timers: CardTimers | None = None,
+        *,
+        app_id: str | None = None,
     ) -> None:
         self.binding = binding
         self.actions: list[ComponentAction] = []
@@ -99,7 +101,7 @@ class ComponentHost(ApiHost):
         )
         self._timers_refused = False  # CMPVM040 once per slice
         self._clamps_reported: set[str] = set()  # CMPVM041 once per card for each of the two
-        super().__init__(context, config, storage)
+        super().__init__(context, config, storage, app_id=app_id)
 
     def serves(self, call: HostCall) -> bool:
         # The stand-ins need an API call's consent: a card has none (its wx gets the stubs instead).

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from skillc.diagnostics import Diagnostic
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext, CardAction
+from skillc.runtime.host.account import account_info
 from skillc.runtime.host.calls import HOST_CALLS, ExpireArgs, HostCall, KeyArgs, Mode, SetArgs, SleepArgs
 from skillc.runtime.host.identity import CallIdentity, IdentityError
 from skillc.runtime.host.payment import PaymentProvider
@@ -31,7 +32,8 @@ from skillc.runtime.sandbox.engine import HostReply
 class ApiHost(StandInHandlers):
     """The host functions of one API call: the ``wx`` and ``api`` entries of the host-call table.
     ``payments`` and ``audit_stand_in`` serve the stand-ins (host/standins.py); a host without them
-    answers a payment with a failure."""
+    answers a payment with a failure; ``app_id``: the project's, for wx.getAccountInfoSync (a
+    placeholder when None)."""
 
     def __init__(
         self,
@@ -41,8 +43,10 @@ class ApiHost(StandInHandlers):
         *,
         payments: PaymentProvider | None = None,
         audit_stand_in: StandInAudit | None = None,
+        app_id: str | None = None,
     ) -> None:
         self.context = context
+        self.app_id = app_id
         self.config = config
         self.payments = payments
         self.audit_stand_in = audit_stand_in
@@ -141,6 +145,9 @@ class ApiHost(StandInHandlers):
 
     def _app_info(self, _a: BaseModel) -> HostReply:
         return HostReply(ok=True, value=self.config.app.model_dump(by_alias=True))
+
+    def _account_info(self, _a: BaseModel) -> HostReply:
+        return HostReply(ok=True, value=account_info(self.app_id).model_dump())
 
     def _expire_all(self, a: ExpireArgs) -> HostReply:
         # The same card_max_actions bound as a card event: a loop of calls cannot grow the list

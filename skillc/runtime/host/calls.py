@@ -144,6 +144,7 @@ _CALLS = (
     HostCall("cards.expireAll", ExpireArgs, "expire_all"),
     HostCall("device.info", NoArgs, "device_info"),
     HostCall("app.info", NoArgs, "app_info"),
+    HostCall("account.info", NoArgs, "account_info"),
     HostCall("login", NoArgs, "login", ASYNC, dynamic=True, offload=True),
     HostCall("checkSession", NoArgs, "check_session", ASYNC, dynamic=True, offload=True),
     HostCall("request", RequestArgs, "request", ASYNC, dynamic=True),

@@ -72,17 +72,54 @@
     if (u.message !== null) stubs.add(fn);
     return fn;
   }
+  // The objects of the wx API (wx.modelContext, wx.cloud, wx.cloud.extend.AI, ...), as opposed to
+  // data hung on them (NotificationType): only these answer an unknown name with a stub.
+  const namespaces = new WeakSet();
   function installStubs(wx) {
     for (const u of unavailable) {
       let node = wx;
       for (let i = 0; i < u.path.length - 1; i++) {
         const seg = u.path[i];
-        if (node[seg] === undefined) node[seg] = {};
+        if (node[seg] === undefined) {
+          node[seg] = {};
+          namespaces.add(node[seg]);
+        }
         node = node[seg];
       }
       const leaf = u.path[u.path.length - 1];
       if (node[leaf] === undefined) node[leaf] = stub(u); // a real implementation wins
     }
+  }
+
+  // Any other name read from wx or one of its namespaces: WeChat has hundreds of APIs the table
+  // does not list, and without this a call of one fails as "not a function", naming nothing. The
+  // stub is a function (so typeof says 'function'), but `in` and wx.canIUse still say no.
+  const unknown = Object.create(null); // one stub per name, so wx.foo === wx.foo
+  function unknownStub(path) {
+    let fn = unknown[path];
+    if (fn === undefined) {
+      const leaf = path.slice(path.lastIndexOf('.') + 1);
+      // WeChat's convention: Sync forms, create* factories and get*Manager return at once
+      const isSync = /Sync$|^create[A-Z]|^get\w*Manager$/.test(leaf);
+      fn = stub({ path: path.split('.'), sync: isSync, message: 'wx.' + path + ' is not provided by skillc' });
+      unknown[path] = fn;
+    }
+    return fn;
+  }
+  function guarded(o, prefix) {
+    for (const k of Object.keys(o)) {
+      const v = o[k];
+      if (namespaces.has(v)) o[k] = guarded(v, prefix + k + '.');
+      else if (v !== null && typeof v === 'object') Object.freeze(v);
+    }
+    Object.freeze(o);
+    return new Proxy(o, {
+      get: function (target, key) {
+        // then: `await wx` and Promise.resolve(wx) probe it; toJSON: JSON.stringify(wx) does
+        if (typeof key !== 'string' || key in target || key === 'then' || key === 'toJSON') return target[key];
+        return unknownStub(prefix + key);
+      },
+    });
   }
 
   I.makeWx = function (features) {
@@ -104,6 +141,7 @@
       getStorageInfoSync: function () { return sync('getStorageInfoSync', 'storage.info', {}); },
       getDeviceInfo: function () { return sync('getDeviceInfo', 'device.info', {}); },
       getAppBaseInfo: function () { return sync('getAppBaseInfo', 'app.info', {}); },
+      getAccountInfoSync: function () { return sync('getAccountInfoSync', 'account.info', {}); },
       modelContext: {
         getSessionId: function () { return sync('getSessionId', 'session.id', {}); },
         expireAllCards: function (opts) {
@@ -140,6 +178,7 @@
         return { type: o.type };
       });
     }
+    namespaces.add(wx.modelContext);
     installStubs(wx);
     wx.canIUse = function (name) {
       let node = wx;
@@ -153,9 +192,7 @@
   };
 
   // Freeze the host objects (wx and its namespaces) so skill code cannot swap a host API for
-  // another module; the functions themselves are not walked (that costs more than a call).
-  I.freezeHost = function (o) {
-    for (const k of Object.keys(o)) if (o[k] !== null && typeof o[k] === 'object') Object.freeze(o[k]);
-    return Object.freeze(o);
-  };
+  // another module, and let every namespace name the APIs it lacks; the functions themselves are
+  // not walked (that costs more than a call).
+  I.freezeHost = function (wx) { return guarded(wx, ''); };
 })(globalThis.__skillc_internal);

@@ -39,6 +39,7 @@ class SkillCode:
     # Files that would close the function they are wrapped in, with the error each gives instead.
     refused: tuple[tuple[str, str], ...] = ()
     root: CodeRoot = field(default_factory=CodeRoot)  # how far require() may reach (the loader applies it)
+    app_id: str | None = None  # the project's, for wx.getAccountInfoSync; None outside a project
 
     @classmethod
     def of(cls, pkg: SkillPackage, *, components: bool = False) -> SkillCode:
@@ -55,7 +56,8 @@ class SkillCode:
                 scripts.append((path, _WRAP_HEAD + text + _WRAP_TAIL))
             elif path.endswith(".json"):
                 data.append((path, text))
-        return cls(tuple(scripts), tuple(data), tuple(refused), pkg.code_root)
+        app_id = pkg.project.app_id() if pkg.project is not None else None
+        return cls(tuple(scripts), tuple(data), tuple(refused), pkg.code_root, app_id)
 
 
 _NOT_A_BODY = (
