@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillc.diagnostics import Counts, Diagnostic, DiagnosticSink, count, sort_diagnostics
-from skillc.frontend.package import SkillPackage, load_skill
+from skillc.frontend.package import SkillPackage, cloud_folder, load_skill
 from skillc.frontend.project import load_project
 
 
@@ -66,19 +66,38 @@ def _check_consistency(pkg: SkillPackage, sink: DiagnosticSink) -> None:
 
 def _check_scripts(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     """Compile every skill .js with QuickJS (nothing runs) and find the wx APIs skillc lacks."""
+    from skillc.frontend.card_scope import check_card_scope
     from skillc.frontend.component_options import check_component_options
     from skillc.runtime.host.unavailable import unavailable_uses
     from skillc.runtime.sandbox.syntax import syntax_errors
 
-    # Skill code is what index.js and the components' index.js reach (the loader's closure);
-    # the rest of the folder (cloudfunctions/, tests, drafts) never runs in a skill context.
-    for path in sorted(pkg.api_files | pkg.card_files):
-        text = pkg.sources.get(path)
-        if text is None or not path.endswith(".js"):
+    # WeChat's upload compiles every JavaScript file of the package, reached or not, so a file
+    # that does not compile fails the upload wherever it is; cloudfunctions/ is Node code that
+    # WeChat's cloud builds on its own (SKL012 says so). What the wx APIs in use are only matters
+    # for skill code: what index.js and the components' index.js reach (the loader's closure).
+    code = pkg.api_files | pkg.card_files
+    scope = check_card_scope(pkg)  # V021
+    # The official rule is the error where it and JS008 name one use (wx.cloud in a card).
+    v021 = {(d.file, d.span.line, d.span.column) for d in scope if d.span is not None}
+    for path in sorted(pkg.sources):
+        if not path.endswith(".js") or cloud_folder(path) is not None:
             continue
-        sink.extend(syntax_errors(path, text))
-        sink.extend(unavailable_uses(path, text, card=path not in pkg.api_files))
+        text = pkg.sources[path]
+        errors = syntax_errors(path, text)
+        if path not in code:
+            errors = [d.model_copy(update={"hint": _UNREACHED_HINT}) for d in errors]
+        sink.extend(errors)
+        if path in code:
+            uses = unavailable_uses(path, text, card=path not in pkg.api_files)
+            sink.extend(d for d in uses if d.span is None or (d.file, d.span.line, d.span.column) not in v021)
+    sink.extend(scope)
     check_component_options(pkg.sources, [f.dir for f in pkg.components.values()], sink)
+
+
+_UNREACHED_HINT = (
+    "nothing requires this file, but WeChat's upload compiles every JavaScript file of the package "
+    "and fails on it: fix it, or move it out of the skill folder"
+)
 
 
 def _check_templates(pkg: SkillPackage, sink: DiagnosticSink) -> None:
@@ -105,7 +124,7 @@ def _check_styles(pkg: SkillPackage, sink: DiagnosticSink) -> None:
         if text is None:
             continue  # a missing file is MCP011, reported by the loader
         local = DiagnosticSink()
-        sheet = parse_wxss(text, file=rel, sink=local, load=pkg.sources.get)
+        sheet = parse_wxss(text, file=rel, sink=local, load=pkg.sources.get, root=pkg.code_root)
         compile_stylesheet(sheet, sink=local)
         sink.extend(local, unique=True)
 

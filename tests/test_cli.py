@@ -99,7 +99,7 @@ def test_check_project_without_skills(tmp_path: Path) -> None:
 
 
 def test_codes_command() -> None:
-    assert run("codes", "mcp010")[1].startswith("MCP010 (error): ")
+    assert run("codes", "mcp010")[1].startswith("MCP010 (warning): ")
     assert run("codes", "XYZ123")[0] == 2
     code, out = run("codes", "--markdown")
     assert code == 0 and out == (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")

@@ -103,6 +103,74 @@ def test_compatibility_matrix_is_consistent() -> None:
     assert problems(DOC.read_text("utf-8")) == []
 
 
+RULES_HEADER = ["rule", "checks", "codes", "severity", "tests"]
+OFFICIAL_RULES = tuple(f"V{n:03d}" for n in range(1, 22))
+
+
+def rule_problems(text: str, root: Path = ROOT) -> list[str]:
+    """What is wrong with the table of official rules: each of V001-V021 once, codes from the
+    catalogue, a severity column that is the set of the codes' severities, tests that exist."""
+    found: list[str] = []
+    rows: list[list[str]] = []
+    in_table = False
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            in_table = False
+            continue
+        cells = _cells(line)
+        if cells == RULES_HEADER:
+            in_table = True
+        elif in_table and not set(line) <= set("|-: "):
+            rows.append(cells)
+    rules = [cells[0] for cells in rows]
+    if sorted(rules) != list(OFFICIAL_RULES):
+        found.append(f"the official rules table lists {rules}, expected each of V001-V021 once")
+    for cells in rows:
+        if len(cells) != len(RULES_HEADER):
+            found.append(f"{cells[0]}: {len(cells)} cells, expected {len(RULES_HEADER)}")
+            continue
+        rule, _checks, codes_cell, severity, tests = cells
+        codes = CODE.findall(codes_cell)
+        missing = [c for c in codes if c not in CATALOGUE]
+        if missing:
+            found.append(f"{rule}: {', '.join(missing)} not in the catalogue")
+            continue
+        if not codes:
+            if (codes_cell, severity, tests) != ("—", "—", "—"):
+                found.append(f"{rule}: a rule without codes has — for codes, severity and tests")
+            continue
+        want = {CATALOGUE[c].severity.value for c in codes}
+        got = {s.strip() for s in severity.split(",")}
+        if got != want:
+            found.append(f"{rule}: severity {severity!r}, the catalogue says {', '.join(sorted(want))}")
+        found += reference_problems(rule, tests, root)
+    return found
+
+
+def test_the_official_rules_table_is_complete_and_true() -> None:
+    assert rule_problems(DOC.read_text("utf-8")) == []
+
+
+def test_the_rules_checker_catches_each_defect() -> None:
+    head = "| rule | checks | codes | severity | tests |\n|---|---|---|---|---|\n"
+    rest = "".join(f"| {r} | x | — | — | — |\n" for r in OFFICIAL_RULES[1:])
+    ok = f"| V001 | x | `JS003` | error | {PROVED} |\n"
+    assert rule_problems(head + ok + rest) == []
+    assert rule_problems(head + rest) == [
+        f"the official rules table lists {list(OFFICIAL_RULES[1:])}, expected each of V001-V021 once"
+    ]
+    assert rule_problems(head + ok.replace("error", "warning") + rest) == [
+        "V001: severity 'warning', the catalogue says error"
+    ]
+    assert rule_problems(head + ok.replace("JS003", "JS999") + rest) == ["V001: JS999 not in the catalogue"]
+    assert rule_problems(head + "| V001 | x | `JS003` | error | none |\n" + rest) == [
+        "V001: the notes name no test (`tests/file.py::test_name`)"
+    ]
+    assert rule_problems(head + "| V001 | x | — | error | — |\n" + rest) == [
+        "V001: a rule without codes has — for codes, severity and tests"
+    ]
+
+
 PROVED = "`tests/test_cli_compat_doc.py::test_the_checker_catches_each_defect`"
 
 

@@ -387,7 +387,9 @@ def test_the_scan_knows_what_each_context_provides(tmp_path: Path) -> None:
 
 
 def test_check_warns_at_each_use_with_the_reason() -> None:
-    found = [(*where(d), d.severity, d.hint) for d in check_skill(SKILL).diagnostics if d.code in ("JS008", "JS010")]
+    found = [
+        (*where(d), d.severity, d.hint) for d in check_skill(SKILL).diagnostics if d.code in ("JS008", "JS010", "JS011")
+    ]
     card = "components/locker-card/index.js"
     courier = f"wx.summonCourier is not provided by skillc{TAIL}"
     assert found == [
@@ -399,14 +401,15 @@ def test_check_warns_at_each_use_with_the_reason() -> None:
         ("JS008", "apis/settleFee.js", 8, 3, message("navigateToMiniProgram") + TAIL, "warning", HINT),
         ("JS008", card, 6, 7, message("openCustomerServiceChat") + TAIL, "warning", HINT),
         ("JS008", card, 11, 9, message("createRewardedVideoAd") + TAIL, "warning", HINT),
+        # wx.cloud in a card is the official rule V021's error, which stands in for JS008's warning.
         (
-            "JS008",
+            "JS011",
             card,
             15,
             7,
-            f"wx.cloud.extend.AI.bot.sendMessage is not available in cards (WeChat offers it to APIs only){TAIL}",
-            "warning",
-            None,
+            "wx.cloud is not available in cards, with or without scope.dynamic (official rule V021)",
+            "error",
+            "call the cloud from an API and hand the card what it needs in the result",
         ),
         ("JS010", card, 17, 7, courier, "warning", None),
     ]
@@ -442,3 +445,34 @@ def test_the_scan_reads_the_whole_name_and_knows_each_context(
         if d.span is not None
     ]
     assert got == found
+
+
+SYSTEM_INFO = """\
+const skill = wx.modelContext.createSkill('skills/sys')
+skill.registerAPI('info', async () => {
+  // the published form: a feature test, then the deprecated call
+  const sync = wx.getSystemInfoSync ? wx.getSystemInfoSync() : {}
+  const viaCallback = await new Promise((resolve) => wx.getSystemInfo({ success: resolve }))
+  const viaPromise = await wx.getSystemInfo()
+  return { content: [{ type: 'text', text: JSON.stringify([sync, viaCallback.errMsg, viaPromise.SDKVersion]) }] }
+})
+"""
+
+
+def test_the_deprecated_system_info_is_app_and_device_info_merged(tmp_path: Path) -> None:
+    from .test_runtime import make_runtime, write_skill
+
+    rt = make_runtime(write_skill(tmp_path / "sys", SYSTEM_INFO, [{"name": "info"}], {}), tmp_path / "state")
+    try:
+        outcome = rt.call_blocking("info", {})
+    finally:
+        rt.close()
+    assert not outcome.result.is_error, outcome.result.text
+    sync, err_msg, sdk = json.loads(outcome.result.text)
+    assert (sync["SDKVersion"], sync["language"], sync["brand"], sync["platform"]) == (
+        "3.16.1",
+        "zh_CN",
+        "skillc",
+        "devtools",
+    )
+    assert (err_msg, sdk) == ("getSystemInfo:ok", "3.16.1")

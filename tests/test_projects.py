@@ -30,8 +30,12 @@ PROJECT = Path(__file__).parent / "fixtures" / "projects" / "shared-code"
 SKILLS = PROJECT / "miniprogram" / "skills"
 ORDERS = SKILLS / "orders"
 NOT_CODE = (
-    "3 JavaScript files not reachable from index.js or a component's index.js are not skill code "
-    "and not checked as such: cloudfunctions/ (2), tests/list.test.js"
+    "1 JavaScript file not reachable from index.js or a component's index.js is not skill code: "
+    "only compiled, as WeChat's upload compiles every file: tests/list.test.js"
+)
+CLOUD = (
+    "cloudfunctions/ holds cloud functions (2 JavaScript files), Node code deployed to WeChat's cloud "
+    "on its own: not compiled or checked as skill code"
 )
 MENU_ESCAPES = "todaysMenu threw Error: require('../../utils/util') escapes the subpackage root skills/ at index.js:3."
 ALONE_HINT = (
@@ -56,7 +60,10 @@ def _copy(tmp_path: Path) -> Path:
 def test_a_project_check_accepts_shared_code_and_refuses_a_reach_out_of_the_subpackage() -> None:
     reports = {r.name: r for r in check_path(PROJECT)}
     assert sorted(reports) == ["app.json", "menu", "orders"]
-    assert _found(reports["orders"].diagnostics) == [("SKL011", None, None, NOT_CODE)]
+    assert _found(reports["orders"].diagnostics) == [
+        ("SKL011", None, None, NOT_CODE),
+        ("SKL012", "cloudfunctions", None, CLOUD),
+    ]
     menu = reports["menu"].diagnostics
     assert _found(menu) == [
         ("JS003", "index.js", 3, "require('../../utils/util') escapes the subpackage root skills/"),
@@ -67,7 +74,10 @@ def test_a_project_check_accepts_shared_code_and_refuses_a_reach_out_of_the_subp
 
 def test_a_skill_folder_inside_a_project_is_recognised_from_its_own_path() -> None:
     report = check_skill(ORDERS)
-    assert _found(report.diagnostics) == [("SKL011", None, None, NOT_CODE)]
+    assert _found(report.diagnostics) == [
+        ("SKL011", None, None, NOT_CODE),
+        ("SKL012", "cloudfunctions", None, CLOUD),
+    ]
     pkg = report.package
     assert pkg is not None and pkg.project is not None
     assert pkg.project.root == PROJECT / "miniprogram"
@@ -86,6 +96,7 @@ def test_the_same_skill_alone_refuses_the_shared_requires_and_names_the_project_
     assert _found(report.diagnostics) == [
         ("SKL011", None, None, NOT_CODE),
         ("JS003", "apis/list.js", 1, "require('../../_shared/format') escapes the skill folder"),
+        ("SKL012", "cloudfunctions", None, CLOUD),
         ("JS003", "components/order-list/index.js", 1, "require('../../../_shared/money') escapes the skill folder"),
         ("JS003", "index.js", 2, "require('../_shared/money') escapes the skill folder"),
     ]

@@ -175,16 +175,28 @@ def test_check_warns_where_skill_code_uses_one() -> None:
             20,
             f"wx.showModal is not available in AI-mode skills (WeChat offers it neither to APIs nor to cards){tail}",
         ),
-        (
-            "JS008",
-            "components/cloud-card/index.js",
-            6,
-            9,
-            f"wx.cloud.init is not available in cards (WeChat offers it to APIs only){tail}",
-        ),
         ("JS008", "index.js", 9, 14, f"wx.cloud.database is not available outside WeChat ({CLOUD}){tail}"),
     ]
     assert {d.severity for d in check_skill(SKILL).diagnostics if d.code == "JS008"} == {"warning"}
+    # wx.cloud in a card, and wx.request in this static one, break the official rule V021: its
+    # error stands in place of the warning.
+    assert [where(d) for d in check_skill(SKILL).diagnostics if d.code == "JS011"] == [
+        (
+            "JS011",
+            "components/cloud-card/index.js",
+            6,
+            9,
+            "wx.cloud is not available in cards, with or without scope.dynamic (official rule V021)",
+        ),
+        (
+            "JS011",
+            "components/cloud-card/index.js",
+            11,
+            7,
+            "wx.request() is not available in a static card (official rule V021): components/cloud-card/index "
+            'does not declare permissions["scope.dynamic"]',
+        ),
+    ]
 
 
 @pytest.mark.parametrize(

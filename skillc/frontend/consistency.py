@@ -21,7 +21,7 @@ from skillc.diagnostics import DiagnosticSink, Span
 from skillc.frontend.jsonsrc import JArray, JNode, JObject, JScalar, parse_json
 from skillc.frontend.manifest import ApiSpec
 from skillc.frontend.modpaths import REFUSALS, CodeRoot
-from skillc.frontend.scripts import BINDING, IDENT, REGISTER, REQUIRE, mask_comments
+from skillc.frontend.scripts import IDENT, REGISTER, REQUIRE, Required, mask_comments, require_bindings
 from skillc.frontend.source import LineIndex
 
 AGENT_INSTRUCTION_LIMIT = 10000
@@ -233,9 +233,10 @@ class Script:
         return table
 
     @cached_property
-    def bindings(self) -> dict[str, str]:
-        """``const name = require('spec')``: the spec of each name (the last binding wins)."""
-        return {b.group(1): b.group(3) for b in BINDING.finditer(self.masked)}
+    def bindings(self) -> dict[str, Required]:
+        """What each name a require() binds names: ``const name = require('spec')``, a destructured
+        ``const { name } = require('spec')`` or ``require('spec').name`` (the last binding wins)."""
+        return require_bindings(self.masked)
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,9 @@ class Segment:
     script: Script
     start: int
     end: int
+    # One export of a module: its code is the stretch, but the module's requires (at its top,
+    # shared by its exports) are followed from the whole file.
+    module_requires: bool = False
 
 
 def _script(sources: Mapping[str, str], path: str, cache: dict[str, Script]) -> Script | None:
@@ -275,35 +279,73 @@ def api_code(
     at = reg.end()
     req = REQUIRE.match(index.masked, at)
     target: str | None = None
+    member: str | None = None
     if req:
         target = _resolve(root, req.group(2), "index.js", sources)
+        member = _member_read(index.masked, req.end())
     else:
         ident = IDENT.match(index.masked, at)
         if ident and not _INLINE.match(index.masked, at):
-            spec = index.bindings.get(ident.group())
-            if spec is not None:
-                target = _resolve(root, spec, "index.js", sources)
+            bound = index.bindings.get(ident.group())
+            if bound is not None:
+                target = _resolve(root, bound.spec, "index.js", sources)
+                member = bound.member or _member_read(index.masked, ident.end())
             else:  # a function of index.js itself
                 return _with_requires([_local_function(index, ident.group())], sources, root, cache)
     if target is None or not target.endswith(".js"):
         return _with_requires([Segment(index, reg.start(), end)], sources, root, cache)
     script = _script(sources, target, cache)
-    return _with_requires([Segment(script, 0, len(script.masked))] if script else [], sources, root, cache)
+    if script is None:
+        return []
+    # One export of a module that exports several handlers: only that export's code is the API's.
+    whole = Segment(script, 0, len(script.masked))
+    segment = _exported(script, member) if member is not None else whole
+    return _with_requires([segment or whole], sources, root, cache)
 
 
-# Where a top-level statement of index.js starts: the end of the local function before it.
-_TOP_LEVEL = re.compile(r"^(?:async\s+function\b|function\b|const\s|let\s|var\s|\S*registerAPI\b|\S+\.use\b)", re.M)
+_MEMBER_READ = re.compile(r"\s*\.\s*([A-Za-z_$][\w$]*)")
 
 
-def _local_function(index: Script, name: str) -> Segment:
-    """The stretch of index.js that declares the local function ``name``: from its declaration to
+def _member_read(text: str, at: int) -> str | None:
+    m = _MEMBER_READ.match(text, at)
+    return m.group(1) if m else None
+
+
+def _exported(script: Script, member: str) -> Segment | None:
+    """The stretch of ``script`` that defines its export ``member``: ``exports.member = ...`` up to
+    the next top-level statement, else the local function or binding of that name. None when the
+    module defines neither (its whole text is then the API's code)."""
+    found = re.search(rf"^(?:module\s*\.\s*)?exports\s*\.\s*{re.escape(member)}\s*=(?!=)", script.masked, re.M)
+    if found is not None:
+        seg = _stretch(script, found.start())
+    elif member in script.declarations:
+        seg = _local_function(script, member)
+    else:
+        return None
+    return Segment(script, seg.start, seg.end, module_requires=True)
+
+
+# Where a top-level statement starts: the end of the local function before it.
+_TOP_LEVEL = re.compile(
+    r"^(?:async\s+function\b|function\b|const\s|let\s|var\s|\S*registerAPI\b|\S+\.use\b|(?:module\s*\.\s*)?exports\b)",
+    re.M,
+)
+
+
+def _local_function(script: Script, name: str) -> Segment:
+    """The stretch of a file that declares the local function ``name``: from its declaration to
     the next top-level statement (the whole file when no declaration is found)."""
-    at = index.declarations.get(name)
+    at = script.declarations.get(name)
     if at is None:
-        return Segment(index, 0, len(index.masked))
-    line_end = index.masked.find("\n", at)
-    following = _TOP_LEVEL.search(index.masked, line_end + 1) if line_end >= 0 else None
-    return Segment(index, at, following.start() if following else len(index.masked))
+        return Segment(script, 0, len(script.masked))
+    return _stretch(script, at)
+
+
+def _stretch(script: Script, at: int) -> Segment:
+    """From ``at`` to the next top-level statement after its first line."""
+    line_end = script.masked.find("\n", at)
+    following = _TOP_LEVEL.search(script.masked, line_end + 1) if line_end >= 0 else None
+    return Segment(script, at, following.start() if following else len(script.masked))
 
 
 def _with_requires(
@@ -313,7 +355,8 @@ def _with_requires(
     queue = list(segments)
     while queue and len(segments) < _MAX_MODULES:
         seg = queue.pop(0)
-        for m in REQUIRE.finditer(seg.script.masked, seg.start, seg.end):
+        start, end = (0, len(seg.script.masked)) if seg.module_requires else (seg.start, seg.end)
+        for m in REQUIRE.finditer(seg.script.masked, start, end):
             target = _resolve(root, m.group(2), seg.script.path, sources)
             if target is None or not target.endswith(".js") or target in seen:
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,12 +116,16 @@ def load_skill(root: Path, sink: DiagnosticSink) -> SkillPackage | None:
     reach = SharedReader(pkg.sources, pkg.code_root, code_dir, sink)
     pkg.api_files = reach.closure(["index.js"])
     pkg.card_files = reach.closure([f.file("index.js") for f in pkg.components.values()])
+    reach.sheets([f.file("index.wxss") for f in pkg.components.values()])
     _report_not_code(pkg, sink)
     pkg.registered_apis = check_scripts(
         pkg.sources, _declared_apis(pkg), sink, code=pkg.api_files | pkg.card_files, root=pkg.code_root
     )
     return pkg
 
+
+_IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?(['"])([^'"\n]+)\1""")
+_CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)
 
 # Folders of a skill whose code runs elsewhere (WeChat's cloud, a test runner): a dynamic
 # require() in skill code is not taken to reach them.
@@ -156,6 +161,26 @@ class SharedReader:
             for lead in dynamic:
                 todo += [p for p in self._under(lead, path) if p not in seen]
         return frozenset(seen)
+
+    def sheets(self, entries: list[str]) -> None:
+        """Read the shared sheets the components' WXSS @imports reach outside the skill folder (the
+        same boundary as require(), V001), so the check and the renderer find them in sources."""
+        seen: set[str] = set()
+        todo = [e for e in entries if e in self.sources]
+        while todo:
+            path = todo.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            for target in _IMPORT.findall(_CSS_COMMENT.sub(" ", self.sources[path])):
+                key = posixpath.normpath(posixpath.join(posixpath.dirname(path), target[1]))
+                key = key if posixpath.splitext(key)[1] else key + ".wxss"
+                if key not in self.sources and self.root.outside(key):
+                    parts = self.root.parts(key)
+                    if parts is None or not self._read(key, self.code_dir.joinpath(*parts)):
+                        continue
+                if key in self.sources:
+                    todo.append(key)
 
     def _under(self, lead: str, from_file: str) -> list[str]:
         """The files a dynamic require('<lead>' + x) may load: those under lead's folder, or,
@@ -205,11 +230,37 @@ class SharedReader:
         return True
 
 
+def cloud_folder(path: str) -> str | None:
+    """The ``cloudfunctions/`` folder (with what leads to it) a skill-relative path is in, if any."""
+    parts = path.split("/")
+    if "cloudfunctions" not in parts[:-1]:
+        return None
+    return "/".join(parts[: parts.index("cloudfunctions") + 1]) + "/"
+
+
 def _report_not_code(pkg: SkillPackage, sink: DiagnosticSink) -> None:
-    """One line for the JavaScript that is not skill code (cloudfunctions/, tests, tools)."""
+    """One line for the JavaScript that is not skill code (tests, tools, drafts), and one per
+    cloudfunctions/ folder."""
     code = pkg.api_files | pkg.card_files
     left = sorted(p for p in pkg.sources if p.endswith(".js") and p not in code)
     if not left or "index.js" not in pkg.sources:
+        return
+    clouds: dict[str, int] = {}
+    for path in left:
+        folder = cloud_folder(path)
+        if folder is not None:
+            clouds[folder] = clouds.get(folder, 0) + 1
+    for folder, n in clouds.items():
+        # Cloud functions are uploaded and built by WeChat's cloud (Node, npm packages), not with
+        # the mini-program package: nothing of theirs is compiled here.
+        sink.emit(
+            "SKL012",
+            f"{folder} holds cloud functions ({n} JavaScript file{'s' if n != 1 else ''}), Node code deployed to "
+            "WeChat's cloud on its own: not compiled or checked as skill code",
+            file=folder.rstrip("/"),
+        )
+    left = [p for p in left if cloud_folder(p) is None]
+    if not left:
         return
     groups: dict[str, list[str]] = {}
     for path in left:
@@ -219,7 +270,8 @@ def _report_not_code(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     sink.emit(
         "SKL011",
         f"{len(left)} JavaScript file{'s' if len(left) != 1 else ''} not reachable from index.js or a "
-        f"component's index.js {'are' if len(left) != 1 else 'is'} not skill code and not checked as such: {listed}",
+        f"component's index.js {'are' if len(left) != 1 else 'is'} not skill code: only compiled, as WeChat's "
+        f"upload compiles every file: {listed}",
     )
 
 

@@ -18,7 +18,14 @@ from skillc.frontend.source import LineIndex
 # The call shapes the static scans match (consistency.py reads the same ones).
 REGISTER = re.compile(r"\bregisterAPI\s*\(\s*(['\"`])([^'\"`\n]*)\1\s*,\s*")
 REQUIRE = re.compile(r"\brequire\s*\(\s*(['\"])([^'\"\n]*)\1\s*\)")
-BINDING = re.compile(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*require\s*\(\s*(['\"])([^'\"\n]*)\2\s*\)")
+# const x = require('spec'), const x = require('spec').member, const { a, b: c } = require('spec')
+_BINDING = re.compile(
+    r"\b(?:const|let|var)\s+(?:([A-Za-z_$][\w$]*)|\{([^{}]*)\})\s*=\s*require\s*\(\s*(['\"])([^'\"\n]*)\3\s*\)"
+    r"(?:\s*\.\s*([A-Za-z_$][\w$]*))?"
+)
+_DESTRUCTURED = re.compile(r"^\s*([A-Za-z_$][\w$]*)\s*(?::\s*([A-Za-z_$][\w$]*))?\s*(?:=[^,]*)?$")
+# registerAPI( whose first argument is not a literal name: a loop or a table registers the APIs
+DYNAMIC_REGISTER = re.compile(r"\bregisterAPI\s*\(\s*(?=[^\s'\"`)])")
 _ANY_REQUIRE = re.compile(r"\brequire\s*\(")
 _LEAD = re.compile(r"\s*(['\"`])([^'\"`\n$]*)(?:\1\s*\+|\$\{)")
 _EXPORT = re.compile(r"\bmodule\.exports\s*=\s*")
@@ -64,6 +71,33 @@ def mask_comments(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class Required:
+    """What a local name is bound to by a require(): the module ``spec`` names, or one ``member``
+    of its exports (``const { member } = require(spec)``, ``require(spec).member``)."""
+
+    spec: str
+    member: str | None = None
+
+
+def require_bindings(masked: str) -> dict[str, Required]:
+    """Every local name a ``const|let|var`` binds to a require() in a comment-masked text (the last
+    binding of a name wins, as the last assignment does)."""
+    out: dict[str, Required] = {}
+    for m in _BINDING.finditer(masked):
+        spec = m.group(4)
+        if m.group(1):
+            out[m.group(1)] = Required(spec, m.group(5))
+            continue
+        if m.group(5):
+            continue  # const { a } = require(spec).member: a member of a member, not followed
+        for part in m.group(2).split(","):
+            found = _DESTRUCTURED.match(part)
+            if found:  # { a }, { a: b }, { a = fallback }; a rest element (...r) is not matched
+                out[found.group(2) or found.group(1)] = Required(spec, found.group(1))
+    return out
+
+
+@dataclass(frozen=True)
 class Registration:
     name: str
     span: Span
@@ -102,7 +136,7 @@ class _Script:
         self._index: LineIndex | None = None
         self._functions: dict[str, re.Match[str]] | None = None
         self._assigns: dict[str, re.Match[str]] | None = None
-        self._bindings: dict[str, str] | None = None
+        self._bindings: dict[str, Required] | None = None
 
     @property
     def index(self) -> LineIndex:
@@ -116,11 +150,15 @@ class _Script:
             for m in REGISTER.finditer(self.masked)
         ]
 
-    def binding(self, name: str) -> str | None:
-        """The spec of the last ``const name = require('spec')``."""
+    def binding(self, name: str) -> Required | None:
+        """What the last require() binding of ``name`` names."""
         if self._bindings is None:
-            self._bindings = {b.group(1): b.group(3) for b in BINDING.finditer(self.masked)}
+            self._bindings = require_bindings(self.masked)
         return self._bindings.get(name)
+
+    def dynamic_registrations(self) -> list[int]:
+        """Offsets of the registerAPI calls whose name is computed (a loop variable, a key)."""
+        return [m.start() for m in DYNAMIC_REGISTER.finditer(self.masked)]
 
     def function(self, name: str) -> re.Match[str] | None:
         """The first ``[async] function [*] name(`` declaration."""
@@ -195,15 +233,34 @@ def check_scripts(
                 hint='declare it in mcp.json "apis" or remove the registration',
             )
         _check_handler_async(reg, index, files, scripts, root, sink)
-    for name, span in (declared or {}).items():
-        if name not in names:
+    unregistered = [name for name in (declared or {}) if name not in names]
+    computed = index.dynamic_registrations()
+    if computed:
+        # A loop or a table registers APIs under names no scan can read: a declared API missing
+        # from the literal registrations may well be registered there (the loader checks it when
+        # index.js runs, RUN002), so it is not reported as unregistered.
+        if unregistered:
+            listed = ", ".join(f'"{n}"' for n in unregistered)
+            others = [index.index.loc(at)[0] for at in computed[1:]]
+            also = f" (also at line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
             sink.emit(
-                "JS001",
-                f'API "{name}" is declared in mcp.json but index.js never registers it',
-                file="mcp.json",
-                span=span,
-                hint=f"call skill.registerAPI('{name}', handler) in index.js",
+                "JS012",
+                f"registerAPI is called with a computed name{also}, so whether index.js registers {listed} "
+                "(declared in mcp.json) could not be verified statically",
+                file="index.js",
+                span=index.index.span(computed[0], computed[0] + len("registerAPI")),
+                hint="`skillc call` or `skillc serve` verifies the registrations when index.js runs",
             )
+        return names
+    for name in unregistered:
+        span = (declared or {}).get(name)
+        sink.emit(
+            "JS001",
+            f'API "{name}" is declared in mcp.json but index.js never registers it',
+            file="mcp.json",
+            span=span,
+            hint=f"call skill.registerAPI('{name}', handler) in index.js",
+        )
     return names
 
 
@@ -269,21 +326,81 @@ def _check_handler_async(
             )
         return
     target: str | None = None
+    member: str | None = None
     req = REQUIRE.match(masked, at)
     if req:
         target = _found(root.resolve(req.group(2), "index.js", files))
+        member = _member_after(masked, req.end())
+        if member is None and _is_call_or_member(masked, req.end()):
+            return  # require('./x')(...): whatever the call returns is not provably sync
     else:
         ident = IDENT.match(masked, at)
         if ident:
-            spec = index.binding(ident.group())
-            if spec is not None:
-                target = _found(root.resolve(spec, "index.js", files))
+            bound = index.binding(ident.group())
+            member = _member_after(masked, ident.end())
+            if bound is not None:
+                target = _found(root.resolve(bound.spec, "index.js", files))
+                if bound.member is not None:
+                    member = bound.member if member is None else None
+            if _is_call(masked, ident.end()) or (member is not None and bound is None):
+                # makeHandler('x'), wrap(fn), handlers.x: the handler is what a call or a property
+                # read gives, which a scan cannot judge; only a provably sync function is reported
+                return
             if target is None:
-                _check_local_function(reg, ident.group(), index, "index.js", sink)
+                if bound is None:
+                    _check_local_function(reg, ident.group(), index, "index.js", sink)
                 return
     if target is None or not target.endswith(".js") or target not in scripts:
         return
-    _check_module_export(reg, target, scripts[target], sink)
+    if member is not None:
+        _check_module_member(reg, member, target, scripts[target], sink)
+    else:
+        _check_module_export(reg, target, scripts[target], sink)
+
+
+_CALL_AFTER = re.compile(r"\s*\(")
+_MEMBER_AFTER = re.compile(r"\s*\.\s*([A-Za-z_$][\w$]*)\s*(?![\w$(.\[])")
+
+
+def _is_call(text: str, at: int) -> bool:
+    return _CALL_AFTER.match(text, at) is not None
+
+
+def _is_call_or_member(text: str, at: int) -> bool:
+    return re.compile(r"\s*[(.\[]").match(text, at) is not None
+
+
+def _member_after(text: str, at: int) -> str | None:
+    """``x`` of a plain ``.x`` read after ``at`` (not ``.x(``, ``.x.y`` or ``.x[``)."""
+    m = _MEMBER_AFTER.match(text, at)
+    return m.group(1) if m else None
+
+
+def _check_module_member(reg: Registration, member: str, path: str, script: _Script, sink: DiagnosticSink) -> None:
+    """The handler is one export of a module: ``exports.member = ...`` or a function of that
+    name the module exports (``module.exports = { member }``)."""
+    masked = script.masked
+    assigned = None
+    for m in re.finditer(rf"\b(?:module\s*\.\s*)?exports\s*\.\s*{re.escape(member)}\s*=(?!=)\s*", masked):
+        assigned = m  # the last assignment counts
+    if assigned is not None:
+        at = assigned.end()
+        if _function_kind(masked, at) == "sync":
+            sink.emit(
+                "JS004",
+                f'handler of API "{reg.name}" exported by {path} as {member} is not async',
+                file=path,
+                span=script.index.span(at, at + _first_word_len(masked, at)),
+                hint=f"export `async function {member}(args) {{...}}`",
+            )
+        elif (
+            _function_kind(masked, at) is None
+            and (ident := IDENT.match(masked, at))
+            and not _is_call(masked, ident.end())
+        ):
+            _check_local_function(reg, ident.group(), script, path, sink)
+        return
+    _check_local_function(reg, member, script, path, sink)
 
 
 def _found(hit: str) -> str | None:
@@ -310,7 +427,7 @@ def _check_module_export(reg: Registration, path: str, script: _Script, sink: Di
         )
     elif verdict is None:
         ident = IDENT.match(masked, at)
-        if ident:
+        if ident and not _is_call_or_member(masked, ident.end()):  # wrap(fn): what a call gives is unknown
             _check_local_function(reg, ident.group(), script, path, sink)
 
 

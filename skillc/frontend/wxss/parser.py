@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import tinycss2
 
 from skillc.diagnostics import DiagnosticSink
+from skillc.frontend.modpaths import CodeRoot
 from skillc.frontend.wxss.declarations import _DeclarationReader
 from skillc.frontend.wxss.media import _MediaReader
 from skillc.frontend.wxss.nodes import Declaration, FontFace, Import, MediaQueryList, Rule, Stylesheet
@@ -41,9 +42,11 @@ class _Parser:
         self,
         sink: DiagnosticSink,
         load: Callable[[str], str | None] | None,
+        root: CodeRoot | None = None,
     ) -> None:
         self.sink = sink
         self.load = load
+        self.root = root
         self.rules: list[Rule] = []
         self.imports: list[Import] = []
         self.font_faces: list[FontFace] = []
@@ -251,6 +254,19 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
             start = sig[1]
             media = (*media, self.media_query_list(sig[1:], self.src.tok_span(start, sig[-1])))
         path = _resolve_import(self.file, target)
+        if path is not None and path.startswith("../") and not self._may_leave(path):
+            root = self.p.root
+            where = root.label if root is not None and root.is_project else "the skill folder"
+            self.emit(
+                "WXSS015",
+                f'@import "{target}" escapes {where}',
+                span,
+                hint=f"move the shared sheet under {root.label} (for example into _shared/)"
+                if root is not None and root.is_project
+                else "inside a mini-program project a skill may import sheets under its subpackage root "
+                "(such as ../_shared/): skillc finds the project from app.json above the skill folder",
+            )
+            return
         if path is None:
             self.emit(
                 "WXSS015",
@@ -272,12 +288,24 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
             return
         self.p.sheet(text, path, media)
 
+    def _may_leave(self, path: str) -> bool:
+        """Whether an import out of the skill folder (``../x.wxss``) stays under the boundary
+        require() has (V001): the subpackage root of a skill in a project. Without a root given,
+        a sheet the caller's ``load`` holds is inside it: the package reads shared sheets only
+        from under that root."""
+        root = self.p.root
+        if root is None:
+            return self.p.load is not None and self.p.load(path) is not None
+        return root.parts(path) is not None
+
 
 def _resolve_import(file: str, target: str) -> str | None:
+    """The skill-relative path of an @import (``../`` leads kept for a sheet outside the skill
+    folder), or None for what is never a sheet of the package (absolute, a URL, not .wxss)."""
     if not target or target.startswith("/") or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or "\\" in target:
         return None
     path = posixpath.normpath(posixpath.join(posixpath.dirname(file), target))
-    if path == ".." or path.startswith("../") or path == ".":
+    if path in (".", ".."):
         return None
     if not path.endswith(".wxss"):
         if posixpath.splitext(path)[1]:
@@ -312,9 +340,13 @@ def parse_wxss(
     file: str,
     sink: DiagnosticSink,
     load: Callable[[str], str | None] | None = None,
+    root: CodeRoot | None = None,
 ) -> Stylesheet:
-    """Parse one .wxss file. ``load`` reads a skill-relative path (for @import), None if absent."""
-    parser = _Parser(sink, load)
+    """Parse one .wxss file. ``load`` reads a skill-relative path (for @import), None if absent.
+    ``root`` is how far an @import may reach out of the skill folder: as far as require() (the
+    subpackage root of a skill in a project, else nowhere); None trusts ``load`` to hold only
+    sheets inside it (as a loaded package does)."""
+    parser = _Parser(sink, load, root)
     # tinycss2 allocates a dozen acyclic objects per declaration and they all live until the
     # sheet is read: the collector's passes over them found nothing and took a third of the time.
     with collector_paused:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,12 +174,28 @@ class ComponentVm:
             return None
         return self._fault_or(JsError.from_js(json.loads(str(raw))))
 
-    @staticmethod
-    def _fault_or(err: JsError) -> JsError:
+    def _fault_or(self, err: JsError) -> JsError:
         """An error that means the context is gone (out of memory, stack) ends it, like a fault."""
         if err.fault != "error":
             raise JsFault(err.fault, err.headline)
+        return err if self._dynamic else static_card_error(err)
+
+
+# A static card has no timers (typeof setTimeout is 'undefined', as a feature test expects), so
+# calling one throws the engine's bare ReferenceError; the report says what was called and why.
+_NO_TIMER = re.compile(r"(setTimeout|setInterval|clearTimeout|clearInterval) is not defined")
+
+
+def static_card_error(err: JsError) -> JsError:
+    """``err`` with a timer's ReferenceError in a static card named for what it is (V021)."""
+    m = _NO_TIMER.fullmatch(err.message) if err.name == "ReferenceError" else None
+    if m is None:
         return err
+    message = (
+        f'{m.group(1)} is not available in a static card: declare permissions["scope.dynamic"] in the '
+        "component's components[] entry of mcp.json to give it timers (official rule V021)"
+    )
+    return err.model_copy(update={"name": "Error", "message": message})
 
 
 def _utf8_size(text: str) -> int:

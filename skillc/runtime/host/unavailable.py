@@ -233,6 +233,8 @@ _COMMON = frozenset(
         "getStorageInfoSync",
         "getDeviceInfo",
         "getAppBaseInfo",
+        "getSystemInfo",
+        "getSystemInfoSync",
         "getAccountInfoSync",
         "modelContext",
         "canIUse",

@@ -35,6 +35,10 @@
     if (!r.ok) throw new Error(api + ':fail ' + r.error);
     return r.value;
   }
+  function systemInfo(api) {
+    return assign({}, sync(api, 'app.info', {}), sync(api, 'device.info', {}));
+  }
+
 
   // The wx APIs skillc lacks (host/unavailable.py, one table): Python hands this context's stubs
   // over before the VM builds its wx. Each fails with a message naming the API (a thrown Error
@@ -141,6 +145,22 @@
       getStorageInfoSync: function () { return sync('getStorageInfoSync', 'storage.info', {}); },
       getDeviceInfo: function () { return sync('getDeviceInfo', 'device.info', {}); },
       getAppBaseInfo: function () { return sync('getAppBaseInfo', 'app.info', {}); },
+      // The deprecated getSystemInfo family, which published skills still call (often behind
+      // `wx.getSystemInfoSync ? ... : {}`): what getAppBaseInfo and getDeviceInfo answer, merged.
+      getSystemInfoSync: function () { return systemInfo('getSystemInfoSync'); },
+      getSystemInfo: function (opts) {
+        const o = opts || {};
+        const p = new Promise(function (resolve) { resolve(assign(systemInfo('getSystemInfo'), { errMsg: 'getSystemInfo:ok' })); })
+          .catch(function (e) { throw { errMsg: String(e && e.message || e) }; });
+        if (!hasCallbacks(o)) return p;
+        p.then(function (res) {
+          if (typeof o.success === 'function') o.success(res);
+          if (typeof o.complete === 'function') o.complete(res);
+        }, function (err) {
+          if (typeof o.fail === 'function') o.fail(err);
+          if (typeof o.complete === 'function') o.complete(err);
+        });
+      },
       getAccountInfoSync: function () { return sync('getAccountInfoSync', 'account.info', {}); },
       modelContext: {
         getSessionId: function () { return sync('getSessionId', 'session.id', {}); },
