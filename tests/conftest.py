@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["tests.cpu_hogs"]
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 COFFEE = EXAMPLES / "coffee-skill"
