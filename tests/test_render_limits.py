@@ -7,7 +7,8 @@ Found by tests/test_evaluate.py::test_any_json_data_renders_and_updates with ran
 Any API result or setData with a big number there does it. The derandomized profile CI uses never
 draws such a number, which is why the property test passes there.
 
-The render runs in a subprocess with a time limit, so this test costs seconds, never minutes.
+The render runs in a subprocess, bounded in CPU seconds (what the render costs, however busy the
+machine) and, with a generous wall-clock limit, never left to run for minutes.
 The evaluator now refuses a number above RenderLimits.max_for_number (RND007) and stops any render
 past RenderLimits.max_nodes (RND005); tests/hostile/test_bounds.py covers the limits one by one.
 """
@@ -27,15 +28,19 @@ from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
 from skillc.ir.component import compile_component
 from skillc.ir.evaluate import CardRenderer
+import time
+started = time.process_time()
 
 pkg = load_skill(__import__("pathlib").Path(sys.argv[1]), DiagnosticSink())
 component = compile_component(pkg, "drink-list", DiagnosticSink())
 renderer = CardRenderer(component, sink=DiagnosticSink())
 renderer.render({"drinks": int(sys.argv[2])})
 renderer.update({"selectedId": "d1"})
-print("rendered")
+print("rendered", time.process_time() - started)
 """
-BUDGET_S = 5.0  # a 1000-drink list renders in about 0.2 s
+BUDGET_S = 5.0  # CPU seconds; a 1000-drink list renders in about 0.2 s
+# Wall seconds for the child as a whole, Python's start included, on a loaded machine.
+WALL_S = 120.0
 
 
 @pytest.mark.parametrize("n", [100000])  # any larger number hits the same cap
@@ -46,12 +51,15 @@ def test_a_number_where_a_list_belongs_renders_in_bounded_time(n: int) -> None:
             cwd=ROOT,
             capture_output=True,
             text=True,
-            timeout=BUDGET_S,
+            timeout=WALL_S,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"rendering drink-list with drinks={n} took more than {BUDGET_S} s")
+        pytest.fail(f"rendering drink-list with drinks={n} took more than {WALL_S} s")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "rendered"
+    said, seconds = done.stdout.split()
+    assert said == "rendered"
+    # CPU time: the rendering's own cost, which a busy machine does not inflate as it does wall time.
+    assert float(seconds) < BUDGET_S, f"rendering drink-list with drinks={n} took {float(seconds):.1f} CPU seconds"
 
 
 def test_a_small_number_still_iterates_as_wechat_does() -> None:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
+from skillc.runtime.api import guard
 from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.api.audit import AuditLog
 from skillc.runtime.config import RuntimeConfig
@@ -398,6 +400,51 @@ def test_the_process_guard_runs_calls_and_kills_at_the_deadline(tmp_path: Path) 
     stopped = spin.call_blocking("spin", {}, timeout_s=0.3)
     spin.close()
     assert [d.code for d in stopped.diagnostics] == ["RUN012"]
+
+
+def _slow_guard_start(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Guard processes that take ``seconds`` to start, as on a machine too busy to start one at once."""
+    script = (
+        f"import time; time.sleep({seconds}); import runpy; "
+        "runpy.run_module('skillc.runtime.api.guard', run_name='__main__', alter_sys=True)"
+    )
+    monkeypatch.setattr(guard, "_command", lambda: [sys.executable, "-c", script])
+
+
+@pytest.mark.parametrize("mode", ["process", "overrun"])
+def test_a_guard_process_slow_to_start_does_not_spend_the_skills_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Process mode, and interrupt mode while a call is stuck past its deadline (the skill's next
+    calls run in guard processes): the timeout is the skill's, start-up is not part of it."""
+    _slow_guard_start(monkeypatch, 2.5)
+    rt = make_runtime(COFFEE, tmp_path / "a", deadline_mode="process" if mode == "process" else "interrupt")
+    spin = make_runtime(ROOT / "tests/fixtures/hostile/infinite-loop", tmp_path / "b", deadline_mode=rt.mode)
+    if mode == "overrun":
+        for runtime in (rt, spin):
+            runtime._overruns.track(Future())  # a worker that never comes back
+    try:
+        ok = rt.call_blocking("searchDrinks", {"keyword": "mocha"}, timeout_s=1)
+        assert [d.code for d in ok.diagnostics] == []
+        assert ok.result.text.startswith("找到 1 款饮品：摩卡 Mocha ¥31")
+        stopped = asyncio.run(spin.call("spin", {}, timeout_s=0.5))  # counted from the start, the deadline holds
+        assert [d.code for d in stopped.diagnostics] == ["RUN012"]
+        assert stopped.result.text == "spin did not finish within 0.5 s and was stopped."
+    finally:
+        rt.close()
+        spin.close()
+
+
+def test_a_guard_process_that_cannot_start_ends_the_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _slow_guard_start(monkeypatch, 600)
+    monkeypatch.setattr(guard, "START_TIMEOUT_S", 0.5)
+    rt = make_runtime(COFFEE, tmp_path, deadline_mode="process")
+    try:
+        out = rt.call_blocking("searchDrinks", {"keyword": "mocha"})
+    finally:
+        rt.close()
+    assert out.result.is_error
+    assert out.result.text == "searchDrinks failed: InternalError: the guard process did not start within 0.5 s."
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -12,6 +12,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, ListToolsResult, ReadResourceResult, TextContent, TextResourceContents
 
 from tests.conftest import COFFEE, ROOT
+from tests.waiting import PATIENCE_S
 
 RELAY = """\
 import subprocess, sys, threading
@@ -155,7 +157,10 @@ def test_a_2025_stdio_client_gets_console_lines_after_set_level(tmp_path: Path) 
                     warnings.simplefilter("ignore")
                     await client.set_logging_level("info")
                 await client.call_tool("searchDrinks", {"keyword": "latte"})
-                await asyncio.sleep(0.2)  # a notification may trail its result on the wire
+                # A notification may trail its result on the wire: wait for it, not for a fixed time.
+                until = time.monotonic() + PATIENCE_S
+                while len(seen) == len(before) and time.monotonic() < until:
+                    await asyncio.sleep(0.02)
                 return before, list(seen)
 
     before, after = asyncio.run(asyncio.wait_for(session(), 120))

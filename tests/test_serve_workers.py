@@ -1,15 +1,18 @@
 """`skillc serve --workers N`, /healthz and /readyz, and graceful shutdown, on real `skillc serve`
 processes (docs/deploy.md). The slow fixture skill answers after a setTimeout, so a call can be
-running when the server is told to stop."""
+running when the server is told to stop; it notes the token of the call it is napping for in its
+storage, which is how a test knows the call is running (rather than hoping a sleep was enough)."""
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -30,6 +33,7 @@ from skillc.server.health import store_reason
 from skillc.server.supervisor import Supervisor
 from skillc.server.worker import WorkerOptions
 from tests.conftest import ROOT
+from tests.waiting import PATIENCE_S, bound_for, wait_until
 
 SLOW = ROOT / "tests" / "fixtures" / "serve-workers" / "slow-skill"
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -93,14 +97,16 @@ def serve(tmp_path: Path, *args: str, skill: Path = SLOW) -> Iterator[Served]:
         proc.wait(timeout=30)
 
 
-def nap_call(url: str, ms: int, token: str, client: httpx.Client | None = None) -> dict[str, Any]:
+def nap_call(
+    url: str, ms: int, token: str, client: httpx.Client | None = None, *, timeout_s: float = 60
+) -> dict[str, Any]:
     body = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
         "params": {"name": "napThenAnswer", "arguments": {"ms": ms, "token": token}},
     }
-    reply = (client or httpx).post(url, json=body, headers=HEADERS, timeout=30)  # type: ignore[attr-defined]
+    reply = (client or httpx).post(url, json=body, headers=HEADERS, timeout=timeout_s)  # type: ignore[attr-defined]
     assert reply.status_code == 200, reply.text
     result: dict[str, Any] = reply.json()["result"]
     return result
@@ -150,10 +156,31 @@ def test_a_killed_worker_is_restarted_and_serving_goes_on(tmp_path: Path) -> Non
         assert served.proc.wait(timeout=60) == 0
 
 
-def _slow_call_in_background(url: str, results: list[dict[str, Any]]) -> threading.Thread:
-    thread = threading.Thread(target=lambda: results.append(nap_call(url, 1200, "slow")), daemon=True)
+def napping(state_dir: Path) -> str | None:
+    """The token of the latest call that reached the slow skill (its storage, in the SQLite state)."""
+    file = RuntimeConfig(state_dir=state_dir).state_file
+    if not file.exists():
+        return None
+    db = sqlite3.connect(file, timeout=30)
+    try:
+        rows = db.execute("SELECT value FROM storage WHERE key = 'napping'").fetchall()
+    except sqlite3.OperationalError:  # no table yet
+        return None
+    finally:
+        db.close()
+    return str(json.loads(rows[0][0])) if rows else None
+
+
+def wait_napping(state_dir: Path, token: str) -> None:
+    wait_until(lambda: napping(state_dir) == token, PATIENCE_S, f"the call {token!r} to reach the skill")
+
+
+def _slow_call_in_background(
+    url: str, state_dir: Path, results: list[dict[str, Any]], ms: int = 1200
+) -> threading.Thread:
+    thread = threading.Thread(target=lambda: results.append(nap_call(url, ms, "slow")), daemon=True)
     thread.start()
-    time.sleep(0.4)  # the call has reached the skill and waits on its timer
+    wait_napping(state_dir, "slow")
     return thread
 
 
@@ -161,7 +188,7 @@ def _slow_call_in_background(url: str, results: list[dict[str, Any]]) -> threadi
 def test_sigterm_finishes_the_running_call_then_exits_0(tmp_path: Path, workers: str) -> None:
     with serve(tmp_path, "--workers", workers) as served:
         results: list[dict[str, Any]] = []
-        thread = _slow_call_in_background(served.url, results)
+        thread = _slow_call_in_background(served.url, tmp_path, results)
         served.proc.send_signal(signal.SIGTERM)
         thread.join(timeout=30)
         assert served.proc.wait(timeout=30) == 0
@@ -174,15 +201,27 @@ def test_sigterm_finishes_the_running_call_then_exits_0(tmp_path: Path, workers:
 def test_a_new_connection_after_sigterm_is_refused(tmp_path: Path, workers: str) -> None:
     with serve(tmp_path, "--workers", workers) as served:
         results: list[dict[str, Any]] = []
-        thread = _slow_call_in_background(served.url, results)
+        # Long enough that the server is still finishing it however slowly it closes its listener.
+        thread = _slow_call_in_background(served.url, tmp_path, results, ms=NAP_WHILE_CLOSING_MS)
         served.proc.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
+        wait_until(lambda: refused(served.port), PATIENCE_S, "the listener to close")
         assert served.proc.poll() is None  # still finishing the slow call
-        with pytest.raises(ConnectionRefusedError):
-            socket.create_connection(("127.0.0.1", served.port), timeout=5).close()
-        thread.join(timeout=30)
-        assert served.proc.wait(timeout=30) == 0
-    assert results and results[0]["structuredContent"]["token"] == "slow"
+        assert not results
+        thread.join(timeout=NAP_WHILE_CLOSING_MS / 1000 + 60)
+        assert served.proc.wait(timeout=60) == 0
+    assert results and results[0]["structuredContent"] == {"token": "slow", "slept": NAP_WHILE_CLOSING_MS}
+
+
+NAP_WHILE_CLOSING_MS = 8_000
+
+
+def refused(port: int) -> bool:
+    """Whether a new connection to ``port`` is refused (a server that still listens takes it)."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
 
 
 def test_graceful_timeout_bounds_the_wait(tmp_path: Path) -> None:
@@ -192,18 +231,18 @@ def test_graceful_timeout_bounds_the_wait(tmp_path: Path) -> None:
 
         def call() -> None:
             try:
-                results.append(nap_call(served.url, 5000, "cut"))
+                results.append(nap_call(served.url, 120_000, "cut", timeout_s=180))
             except (httpx.HTTPError, AssertionError) as err:
                 errors.append(err)
 
         thread = threading.Thread(target=call, daemon=True)
         thread.start()
-        time.sleep(0.4)
+        wait_napping(tmp_path, "cut")
         started = time.monotonic()
         served.proc.send_signal(signal.SIGTERM)
-        assert served.proc.wait(timeout=30) == 0
-        assert time.monotonic() - started < 4.0  # did not wait for the 5 s call
-        thread.join(timeout=10)
+        assert served.proc.wait(timeout=60) == 0
+        assert time.monotonic() - started < bound_for(0.2)  # did not wait for the 120 s call
+        thread.join(timeout=60)
     assert not results and len(errors) == 1
 
 

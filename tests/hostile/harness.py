@@ -4,6 +4,10 @@
 Containment is asserted from outside the server: the answer (an ``isError`` result with the
 exact text or diagnostic), the time it took, the server process still alive, and a benign skill
 next to the attacker still answering while the attack runs.
+
+Nothing here assumes an idle machine: the work an attack makes the server do is measured in the
+server's CPU time, a deadline's answer is bounded by a multiple of the deadline
+(tests.waiting.bound_for), and the probe is sent once the attack has reached the server.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import threading
@@ -22,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.waiting import PATIENCE_S, cpu_seconds
 
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 _URL = re.compile(r"MCP endpoint: (http://\S+/mcp)")
@@ -63,6 +70,25 @@ def benign_skill(root: Path) -> Path:
     return write_skill(root, "benign", BENIGN_INDEX, [api("ping")])
 
 
+# What `skillc call` spends starting (Python, imports, loading the skill) on top of the call: about
+# 0.4 CPU seconds, and on a loaded machine up to tens of wall seconds.
+CLI_START_CPU_S = 4.0
+CLI_START_S = 30.0
+
+
+def run_cli(cmd: list[str], *, timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """Run a command to its end: the process, its wall seconds and its CPU seconds (the child's and
+    those of its own children). A loop that the deadline failed to stop shows in the CPU seconds
+    however busy the machine is; the wall seconds only grow with the load."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    took = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return proc, took, cpu
+
+
 @dataclass
 class Answer:
     """One tools/call as seen from outside: the JSON-RPC response (or the transport error) and its time."""
@@ -71,6 +97,7 @@ class Answer:
     body: dict[str, Any] | None
     seconds: float
     error: str | None = None
+    answered_at: float = 0.0  # time.monotonic() when the answer came
 
     @property
     def result(self) -> dict[str, Any]:
@@ -90,26 +117,49 @@ class Served:
     process: subprocess.Popen[str]
     stderr: list[str] = field(default_factory=list)
 
-    def call(self, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float = 60.0) -> Answer:
+    def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float = 120.0,
+        sent: threading.Event | None = None,
+    ) -> Answer:
+        """One tools/call; ``sent`` is set once the whole request is on its way to the server."""
         body = {
             "jsonrpc": "2.0",
             "id": 1,
             "method": "tools/call",
             "params": {"name": tool, "arguments": arguments or {}},
         }
+
+        def trace(event: str, _info: dict[str, Any]) -> None:
+            if sent is not None and event == "http11.send_request_body.complete":
+                sent.set()
+
         t0 = time.monotonic()
         try:
-            r = httpx.post(self.url, json=body, headers=ACCEPT, timeout=timeout)
+            with httpx.Client(timeout=timeout) as client:
+                r = client.post(self.url, json=body, headers=ACCEPT, extensions={"trace": trace})
         except httpx.HTTPError as err:
-            return Answer(None, None, time.monotonic() - t0, f"{type(err).__name__}: {err}")
+            now = time.monotonic()
+            return Answer(None, None, now - t0, f"{type(err).__name__}: {err}", now)
+        finally:
+            if sent is not None:
+                sent.set()  # also when it failed: nobody waits for a request that never goes
+        now = time.monotonic()
         parsed = r.json() if r.headers.get("content-type", "").startswith("application/json") else None
-        return Answer(r.status_code, parsed, time.monotonic() - t0, None if parsed else r.text[:500])
+        return Answer(r.status_code, parsed, now - t0, None if parsed else r.text[:500], now)
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def log(self) -> str:
         return "".join(self.stderr)
+
+    def cpu_seconds(self) -> float:
+        """The server's CPU time so far: what an attack cost it, whatever the load on the machine."""
+        return cpu_seconds(self.process.pid)
 
 
 @contextmanager
@@ -169,17 +219,26 @@ def while_attacking(
     attack: tuple[str, dict[str, Any]],
     probe: tuple[str, dict[str, Any]],
     *,
-    head_start: float = 0.3,
-    probe_within: float = 5.0,
+    attack_lasts: bool = False,
 ) -> tuple[Answer, Answer]:
-    """Run the attack call; once it is in flight, call the probe and require its answer within
-    ``probe_within`` seconds. Returns (attack answer, probe answer)."""
+    """Run the attack call; once it has reached the server, call the probe. Returns (attack
+    answer, probe answer).
+
+    ``attack_lasts``: the attack runs until its deadline, so the probe must be answered before the
+    attack is; a server that made the probe wait behind the attack would answer it after. (A quick
+    attack may be answered before the probe whatever the server does: then the probe is only
+    required to be answered.)"""
     box: list[Answer] = []
-    t = threading.Thread(target=lambda: box.append(served.call(*attack, timeout=120)))
+    sent = threading.Event()
+    t = threading.Thread(target=lambda: box.append(served.call(*attack, timeout=300, sent=sent)))
     t.start()
-    time.sleep(head_start)
-    probe_answer = served.call(*probe, timeout=probe_within + 30)
-    t.join(150)
+    assert sent.wait(PATIENCE_S), "the attack call was never sent"
+    probe_answer = served.call(*probe, timeout=PATIENCE_S)
+    t.join(330)
     assert box, "the attack call never came back"
-    assert probe_answer.seconds < probe_within, f"the probe waited {probe_answer.seconds:.1f} s behind the attack"
+    assert probe_answer.body is not None, f"the probe was not answered: {probe_answer.error}"
+    if attack_lasts:
+        assert probe_answer.answered_at < box[0].answered_at, (
+            f"the probe waited behind the attack ({probe_answer.seconds:.1f} s; the attack took {box[0].seconds:.1f} s)"
+        )
     return box[0], probe_answer

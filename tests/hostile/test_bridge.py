@@ -5,14 +5,13 @@ loops all end as a plain result within the stated time, never as a traceback."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.hostile.harness import api, benign_skill, serve, write_skill
+from tests.hostile.harness import CLI_START_CPU_S, CLI_START_S, api, benign_skill, run_cli, serve, write_skill
+from tests.waiting import bound_for
 
 # Each API body is an async function's body; it may return a result or throw.
 POLLUTIONS = {
@@ -40,19 +39,27 @@ def _index(apis: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _call(skill: Path, state: Path, name: str, *extra: str) -> tuple[int, dict[str, object], float]:
+def _call(skill: Path, state: Path, name: str, *extra: str) -> tuple[int, dict[str, object], float, float]:
+    """`skillc call`: its exit code, its JSON outcome, its wall and its CPU seconds."""
     cmd = [sys.executable, "-m", "skillc", "call", str(skill), name, "--json", "--state-dir", str(state), *extra]
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    took = time.monotonic() - t0
+    proc, took, cpu = run_cli(cmd)
     assert "Traceback" not in proc.stderr and "Fatal Python error" not in proc.stderr, proc.stderr
-    return proc.returncode, json.loads(proc.stdout), took
+    return proc.returncode, json.loads(proc.stdout), took, cpu
+
+
+def _held_one_second(outcome: dict[str, object], took: float, cpu: float) -> None:
+    """A call with a 1 s deadline was stopped by it: it burned about a second of CPU, and its answer
+    came (and the process ended) within a bound that grows with the load, not with the loop."""
+    assert cpu < 1 + CLI_START_CPU_S, f"{cpu:.1f} CPU seconds for a 1 s deadline"
+    duration = outcome["durationMs"]
+    assert isinstance(duration, (int, float)) and duration < 1000 * bound_for(1), f"{duration} ms for a 1 s deadline"
+    assert took < bound_for(1) + CLI_START_S
 
 
 @pytest.mark.parametrize("pollution", list(POLLUTIONS.values()), ids=list(POLLUTIONS))
 def test_polluted_builtins_do_not_reach_the_bridge(tmp_path: Path, pollution: str) -> None:
     skill = write_skill(tmp_path, "bridge", _index({"run": pollution + BRIDGE_USE}), [api("run")])
-    code, outcome, _ = _call(skill, tmp_path / "state", "run")
+    code, outcome, _, _ = _call(skill, tmp_path / "state", "run")
     result = outcome["result"]
     assert isinstance(result, dict)
     # The skill's own result may be broken by its own pollution; the host calls are not.
@@ -79,7 +86,7 @@ THROWN = {
 @pytest.mark.parametrize("throw", list(THROWN.values()), ids=list(THROWN))
 def test_a_hostile_thrown_value_becomes_a_plain_error_result(tmp_path: Path, throw: str) -> None:
     skill = write_skill(tmp_path, "thrown", _index({"run": throw}), [api("run")])
-    code, outcome, _ = _call(skill, tmp_path / "state", "run")
+    code, outcome, _, _ = _call(skill, tmp_path / "state", "run")
     assert code == 1
     result = outcome["result"]
     assert isinstance(result, dict) and result["isError"] is True
@@ -93,8 +100,9 @@ def test_a_thrown_value_whose_tostring_loops_ends_at_the_deadline(tmp_path: Path
         _index({"run": "throw { toString() { for (;;) {} } , toJSON() { return undefined } }"}),
         [api("run")],
     )
-    code, outcome, took = _call(skill, tmp_path / "state", "run", "--timeout", "1")
-    assert code == 1 and outcome["durationMs"] < 3000 and took < 30
+    code, outcome, took, cpu = _call(skill, tmp_path / "state", "run", "--timeout", "1")
+    assert code == 1
+    _held_one_second(outcome, took, cpu)
     result = outcome["result"]
     assert isinstance(result, dict) and result["content"][0]["text"] == "run did not finish within 1 s and was stopped."
 
@@ -113,13 +121,11 @@ HOST_LOOPS = {
 @pytest.mark.parametrize("loop", list(HOST_LOOPS.values()), ids=list(HOST_LOOPS))
 def test_a_loop_of_host_calls_ends_at_the_deadline(tmp_path: Path, loop: str) -> None:
     skill = write_skill(tmp_path, "loop", _index({"run": loop}), [api("run")])
-    code, outcome, took = _call(skill, tmp_path / "state", "run", "--timeout", "1")
+    code, outcome, took, cpu = _call(skill, tmp_path / "state", "run", "--timeout", "1")
     assert code == 1
     result = outcome["result"]
     assert isinstance(result, dict) and result["content"][0]["text"] == "run did not finish within 1 s and was stopped."
-    # The call's own duration (process start excluded): unbounded, these loops ran 7-47 s.
-    assert outcome["durationMs"] < 3000, f"the call took {outcome['durationMs']} ms for a 1 s deadline"
-    assert took < 30
+    _held_one_second(outcome, took, cpu)  # unbounded, these loops ran 7-47 s
 
 
 def test_the_server_keeps_answering_while_a_host_call_loop_runs(tmp_path: Path) -> None:
@@ -128,9 +134,9 @@ def test_the_server_keeps_answering_while_a_host_call_loop_runs(tmp_path: Path) 
     with serve(attacker, benign_skill(tmp_path), state=tmp_path / "state", args=("--timeout", "2")) as served:
         from tests.hostile.harness import while_attacking
 
-        attack, probe = while_attacking(served, ("run", {}), ("ping", {}), probe_within=3.0)
+        attack, probe = while_attacking(served, ("run", {}), ("ping", {}), attack_lasts=True)
         assert probe.text == "pong"
-        assert attack.result["isError"] is True and attack.seconds < 5
+        assert attack.result["isError"] is True and attack.seconds < bound_for(2)
         assert attack.text == "run did not finish within 2 s and was stopped."
 
 
@@ -149,7 +155,7 @@ ROPES = {
 @pytest.mark.parametrize("body", list(ROPES.values()), ids=list(ROPES))
 def test_long_concatenated_strings_cross_the_bridge(tmp_path: Path, body: str) -> None:
     skill = write_skill(tmp_path, "rope", _index({"run": body}), [api("run")])
-    code, outcome, _ = _call(skill, tmp_path / "state", "run")
+    code, outcome, _, _ = _call(skill, tmp_path / "state", "run")
     result = outcome["result"]
     assert isinstance(result, dict)
     if code == 0:
@@ -161,7 +167,7 @@ def test_long_concatenated_strings_cross_the_bridge(tmp_path: Path, body: str) -
 def test_a_load_error_with_a_long_message_is_reported(tmp_path: Path) -> None:
     index = "let s = 'E'; for (let i = 0; i < 2000; i++) s += 'boom' + i; throw new Error(s)\n"
     skill = write_skill(tmp_path, "rope", index, [api("run")])
-    code, outcome, _ = _call(skill, tmp_path / "state", "run")
+    code, outcome, _, _ = _call(skill, tmp_path / "state", "run")
     assert code == 1
     text = outcome["result"]["content"][0]["text"]  # type: ignore[index]
     assert text.startswith("index.js failed to load, so run could not run: Error: Eboom0boom1")

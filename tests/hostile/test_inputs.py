@@ -6,6 +6,7 @@ another skill while an attack is in flight."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +20,11 @@ from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.api.schema import SchemaCheck
 from skillc.runtime.config import RuntimeConfig
 from tests.hostile.harness import api, benign_skill, serve, while_attacking
+from tests.waiting import PATIENCE_S, bound_for
 
-BOUND_S = 5.0  # a call whose arguments break a catastrophic pattern answers within this (Python re: 61 s)
+# CPU seconds within which a call whose arguments break a catastrophic pattern answers (Python re:
+# 61 s). CPU time, of this process or of the server: it measures the matching, not the machine's load.
+BOUND_S = 5.0
 
 ECHO_INDEX = """\
 const skill = wx.modelContext.createSkill('patterns')
@@ -75,9 +79,9 @@ def test_a_catastrophic_pattern_answers_at_once_with_the_schema_error(
     runtime_for: Any, pattern: str, attack: str
 ) -> None:
     rt = runtime_for(_schema({"type": "string", "pattern": pattern}))
-    t0 = time.monotonic()
+    t0 = time.process_time()
     outcome = asyncio.run(rt.call("echo", {"s": attack}))
-    assert time.monotonic() - t0 < BOUND_S
+    assert time.process_time() - t0 < BOUND_S
     assert outcome.result.is_error
     assert outcome.result.text == f"invalid arguments for echo: /s: {attack!r} does not match {pattern!r}."
     assert [d.code for d in outcome.diagnostics] == ["RUN010"]
@@ -89,9 +93,9 @@ def test_catastrophic_pattern_properties_and_additional_properties(runtime_for: 
     key = "b" * 40 + "!"
     schema = {"type": "object", "patternProperties": {r"^(b+)+$": {"type": "integer"}}, "additionalProperties": False}
     rt = runtime_for(schema)
-    t0 = time.monotonic()
+    t0 = time.process_time()
     outcome = asyncio.run(rt.call("echo", {key: 1, "bbb": "x"}))
-    assert time.monotonic() - t0 < BOUND_S
+    assert time.process_time() - t0 < BOUND_S
     assert outcome.result.text == (
         f"invalid arguments for echo: /: {key!r} does not match any of the regexes: '^(b+)+$'; "
         "/bbb: 'x' is not of type 'integer'."
@@ -103,9 +107,9 @@ def test_a_nested_catastrophic_pattern_in_array_items(runtime_for: Any) -> None:
     schema = {"type": "object", "properties": {"xs": {"type": "array", "items": {"pattern": r"^(x+x+)+y$"}}}}
     rt = runtime_for(schema)
     bad = "x" * 40
-    t0 = time.monotonic()
+    t0 = time.process_time()
     outcome = asyncio.run(rt.call("echo", {"xs": ["xxy", bad]}))
-    assert time.monotonic() - t0 < BOUND_S
+    assert time.process_time() - t0 < BOUND_S
     assert outcome.result.text == f"invalid arguments for echo: /xs/1: {bad!r} does not match '^(x+x+)+y$'."
 
 
@@ -192,8 +196,13 @@ def test_validation_runs_off_the_event_loop_and_under_the_deadline(
     """Whatever validation costs, the caller's loop keeps running and the call answers at its deadline."""
     rt = runtime_for(_schema({"type": "string"}))
 
+    checking = threading.Event()
+    release = threading.Event()
+
     def slow(self: SchemaCheck, instance: Any) -> list[Any]:
-        time.sleep(1.5)
+        # Validation that lasts until the test ends it: an answer before then came at the deadline.
+        checking.set()
+        assert release.wait(PATIENCE_S), "the call was never answered"
         return []
 
     monkeypatch.setattr(SchemaCheck, "problems", slow)
@@ -205,7 +214,8 @@ def test_validation_runs_off_the_event_loop_and_under_the_deadline(
             nonlocal ticks
             while True:
                 await asyncio.sleep(0.02)
-                ticks += 1
+                if checking.is_set():
+                    ticks += 1
 
         task = asyncio.create_task(ticker())
         t0 = time.monotonic()
@@ -214,11 +224,15 @@ def test_validation_runs_off_the_event_loop_and_under_the_deadline(
         task.cancel()
         return outcome, ticks, took
 
-    outcome, ticks, took = asyncio.run(main())
+    try:
+        outcome, ticks, took = asyncio.run(main())
+        assert not release.is_set()  # answered while the check was still running
+    finally:
+        release.set()
     assert outcome.result.text == "echo did not finish within 0.3 s and was stopped."
     assert [d.code for d in outcome.diagnostics] == ["RUN012"]
-    assert took < 1.0
-    assert ticks >= 5  # the loop ran while the schema was being checked
+    assert took < bound_for(0.3)
+    assert ticks >= 2  # the loop ran while the schema was being checked
 
 
 def test_the_server_answers_another_skill_while_a_pattern_attack_runs(tmp_path: Path) -> None:
@@ -231,12 +245,14 @@ def test_the_server_answers_another_skill_while_a_pattern_attack_runs(tmp_path: 
     attack = "a" * 30 + "!"
     with serve(skill, benign_skill(tmp_path), state=tmp_path / "state") as served:
         for _ in range(3):
-            hit, probe = while_attacking(served, ("echo", {"s": attack}), ("ping", {}), head_start=0.0)
-            assert hit.status == 200 and hit.seconds < BOUND_S
+            cpu = served.cpu_seconds()
+            hit, probe = while_attacking(served, ("echo", {"s": attack}), ("ping", {}))
+            assert hit.status == 200 and served.cpu_seconds() - cpu < BOUND_S
             assert hit.result["isError"] is True
             assert hit.text == f"invalid arguments for echo: /s: {attack!r} does not match '^(a+)+$'."
             assert probe.text == "pong"
         key = "b" * 40 + "!"
+        cpu = served.cpu_seconds()
         hit = served.call("echo", {"bbbb": "x", key: "y"})
-        assert hit.seconds < BOUND_S
+        assert served.cpu_seconds() - cpu < BOUND_S
         assert hit.text == "invalid arguments for echo: /bbbb: 'x' is not of type 'integer'."

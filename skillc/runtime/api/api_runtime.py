@@ -179,7 +179,7 @@ class ApiRuntime:
         seconds = timeout_s if timeout_s is not None else self.config.timeout_s
         deadline = Deadline.after(seconds)
         started = time.perf_counter()
-        if self.mode != "process":
+        if self.mode != "process" and not self._overruns.active:
             # One trip to a worker for the checks and the VM together: every hop between the loop and
             # a worker thread costs tens of microseconds of CPU, a sizeable share of a trivial call.
             return await self._checked_and_run(api_name, arguments, context, deadline, approver)
@@ -244,9 +244,12 @@ class ApiRuntime:
             if not await self._ask(chain, approver or self.approver):
                 return chain.refused()
             deadline = Deadline.after(seconds)  # the user's time to answer does not count
+        chain.guarded = self.mode == "process" or self._overruns.active
         work = loop.run_in_executor(self._pool(), self._execute, chain, deadline)
-        if self.mode == "process":
-            return await work  # the guard process is killed at the deadline: nothing can overrun
+        if chain.guarded:
+            # The guard process is killed at the deadline, so nothing can overrun; and its start-up
+            # is not the skill's time, which a wait bounded by the deadline here would count.
+            return await work
         try:
             return await asyncio.wait_for(asyncio.shield(work), deadline.remaining() + GRACE_S)
         except TimeoutError:
@@ -286,7 +289,7 @@ class ApiRuntime:
         built-in. An approval and the process mode go through :meth:`call` on the runtime's own
         host loop."""
         loop = self._host_loop.loop
-        if self.mode == "process":
+        if self.mode == "process" or self._overruns.active:  # a guard process: see _approved_and_run
             work = self.call(api_name, arguments, context, timeout_s=timeout_s)
             return asyncio.run_coroutine_threadsafe(work, loop).result()
         deadline = Deadline.after(timeout_s if timeout_s is not None else self.config.timeout_s)
@@ -310,7 +313,8 @@ class ApiRuntime:
         ctx = context or self.context()
         deadline = Deadline.after(self.config.timeout_s)
         loop = asyncio.get_running_loop()
-        run = await loop.run_in_executor(self._executor, self._run, None, {}, ctx, deadline)
+        guarded = self.mode == "process" or self._overruns.active
+        run = await loop.run_in_executor(self._executor, self._run, None, {}, ctx, deadline, guarded)
         report = LoadReport(registrations=run.registrations, console=run.console, diagnostics=list(self.diagnostics))
         diags = report.diagnostics
         if run.state != "loaded":
@@ -446,12 +450,14 @@ class ApiRuntime:
 
     def _execute(self, chain: _Chain, deadline: Deadline) -> ApiCallOutcome:
         assert chain.context is not None and chain.spec is not None
-        run = self._run(chain.api_name, chain.args, chain.context, deadline)
+        run = self._run(chain.api_name, chain.args, chain.context, deadline, chain.guarded)
         return chain.finish(run, chain.spec, deadline)
 
-    def _run(self, api_name: str | None, args: dict[str, Any], ctx: ApiCallContext, deadline: Deadline) -> VmRun:
-        if self.mode == "process" or self._overruns.active:
-            return run_guarded(make_job(self.code, api_name, args, ctx, self.config, deadline.remaining()), deadline)
+    def _run(
+        self, api_name: str | None, args: dict[str, Any], ctx: ApiCallContext, deadline: Deadline, guarded: bool
+    ) -> VmRun:
+        if guarded:
+            return run_guarded(make_job(self.code, api_name, args, ctx, self.config, deadline.remaining()))
         loop = self._host_loop.loop
         return run_api(
             self.code,
@@ -497,6 +503,9 @@ class _Chain:
         self.args: dict[str, Any] = {}
         self.diagnostics: list[Diagnostic] = []
         self.vm_started = False  # set by the worker as it hands the call to the VM
+        # Whether the VM runs in a guard process, decided once per call: the caller's wait and the
+        # worker must agree on it.
+        self.guarded = False
 
     def refused(self) -> ApiCallOutcome:
         return self.fail(

@@ -4,11 +4,18 @@ Each call runs the ordinary VM in a child Python process (``python -m skillc.run
 job on stdin, the :class:`VmRun` on stdout) and the parent kills the child when the deadline
 passes. It costs a process start per call, but it holds for any binding, and it also stops long
 native builtins that no interrupt handler reaches.
+
+Starting Python and importing skillc is not the skill's time: on a busy machine it can take longer
+than a short timeout, and a skill that would finish in time must not be stopped for it. The child
+says when it is ready (one byte on stdout), and only then gets the job and its seconds. The start
+has a bound of its own, so a child that never starts still ends the call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import selectors
 import subprocess
 import sys
 import threading
@@ -26,8 +33,11 @@ from skillc.runtime.sandbox.native import Deadline
 
 # The child reports host-wait timeouts itself; this grace lets it before the parent kills it.
 KILL_GRACE_S = 0.5
-# Starting Python and importing skillc is not the skill's time.
-START_ALLOWANCE_S = 5.0
+# How long a child may take to start (an idle machine: a quarter of a second). Generous: past it,
+# the call fails although the skill never ran.
+START_TIMEOUT_S = 60.0
+# What the child writes once it has imported everything and is ready for its job.
+READY = b"R"
 
 
 class GuardJob(BaseModel):
@@ -61,18 +71,22 @@ def make_job(
     )
 
 
-def run_guarded(job: GuardJob, deadline: Deadline) -> VmRun:
-    """Run one call in a child process; kill it at the deadline. Blocks the calling thread."""
+def run_guarded(job: GuardJob) -> VmRun:
+    """Run one call in a child process; kill it ``job.seconds`` after it started (plus a grace).
+    Blocks the calling thread."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "skillc.runtime.api.guard"],
+        _command(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    if not _ready(child, START_TIMEOUT_S):
+        child.kill()
+        child.communicate()
+        message = f"the guard process did not start within {START_TIMEOUT_S:g} s"
+        return VmRun(state="fault", fault="error", error=JsError(name="InternalError", message=message))
     try:
-        out, err = child.communicate(
-            job.model_dump_json().encode(), timeout=deadline.remaining() + START_ALLOWANCE_S + KILL_GRACE_S
-        )
+        out, err = child.communicate(job.model_dump_json().encode(), timeout=job.seconds + KILL_GRACE_S)
     except subprocess.TimeoutExpired:
         child.kill()
         child.communicate()
@@ -85,7 +99,26 @@ def run_guarded(job: GuardJob, deadline: Deadline) -> VmRun:
         return VmRun(state="fault", fault="error", error=JsError(name="InternalError", message=message))
 
 
+def _command() -> list[str]:
+    return [sys.executable, "-m", "skillc.runtime.api.guard"]
+
+
+def _ready(child: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Whether the child said it is ready, or exited (its error comes with its output), within
+    ``timeout_s``. Read from the descriptor, past the file object's buffer, so that
+    ``communicate`` later reads the rest of stdout whole."""
+    assert child.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(child.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout_s):
+            return False
+    os.read(child.stdout.fileno(), len(READY))  # READY, or b"" from a child that died starting
+    return True
+
+
 def _main() -> None:
+    sys.stdout.buffer.write(READY)
+    sys.stdout.buffer.flush()
     job = GuardJob.model_validate_json(sys.stdin.buffer.read())
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
