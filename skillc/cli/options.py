@@ -8,14 +8,17 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from skillc.cli.output import EXIT_USAGE, echo_text
 
 if TYPE_CHECKING:
+    from skillc.diagnostics import Diagnostic
     from skillc.runtime.config import UserProfile
+
+_T = TypeVar("_T")
 
 # The viewport widths every command accepts (the Viewport model's own bounds).
 WIDTH_MIN, WIDTH_MAX = 1, 10000
@@ -77,15 +80,21 @@ def user_profile(path: Path | None) -> UserProfile | None:
     """The ``--profile`` file as a UserProfile (None without one); a bad file is a usage error."""
     if path is None:
         return None
-    from skillc.diagnostics import render_text
     from skillc.runtime.host.profile import read_profile
 
-    profile, problems, text = read_profile(path)
-    if profile is None:
+    return _usable(path, read_profile(path), "user profile")
+
+
+def _usable(path: Path, read: tuple[_T | None, list[Diagnostic], str], what: str) -> _T:
+    """What a file option's reader made of ``path``; its problems at their lines and exit 2 when nothing."""
+    value, problems, text = read
+    if value is None:
+        from skillc.diagnostics import render_text
+
         echo_text(render_text(problems, {str(path): text}), err=True, nl=False)
-        click.echo(f"skillc: error: {path} is not a usable user profile", err=True)
+        click.echo(f"skillc: error: {path} is not a usable {what}", err=True)
         sys.exit(EXIT_USAGE)
-    return profile
+    return value
 
 
 # Storage a skill expects before its first call (docs/runtime.md, "Storage"): a published skill's
@@ -104,15 +113,9 @@ def storage_seed(path: Path | None) -> dict[str, Any] | None:
     """The ``--storage`` file's keys and values (None without one); a bad file is a usage error."""
     if path is None:
         return None
-    from skillc.diagnostics import render_text
     from skillc.runtime.host.storage import read_storage_seed
 
-    seed, problems, text = read_storage_seed(path)
-    if seed is None:
-        echo_text(render_text(problems, {str(path): text}), err=True, nl=False)
-        click.echo(f"skillc: error: {path} is not a usable storage file", err=True)
-        sys.exit(EXIT_USAGE)
-    return seed
+    return _usable(path, read_storage_seed(path), "storage file")
 
 
 STATE_URL_ENV = "SKILLC_STATE_URL"  # the same name as skillc.runtime.config.STATE_URL_ENV, without importing it

@@ -15,20 +15,23 @@
   function asyncApi(api, name, pick) {
     return function (opts) {
       const o = opts || {};
-      const p = callAsync(name, pick(o)).then(function (r) {
+      return settle(callAsync(name, pick(o)).then(function (r) {
         if (r.ok) return assign({}, r.value, { errMsg: api + ':ok' });
         throw { errMsg: api + ':fail ' + r.error };
-      });
-      if (!hasCallbacks(o)) return p;
-      p.then(function (res) {
-        if (typeof o.success === 'function') o.success(res);
-        if (typeof o.complete === 'function') o.complete(res);
-      }, function (err) {
-        if (typeof o.fail === 'function') o.fail(err);
-        if (typeof o.complete === 'function') o.complete(err);
-      });
-      return undefined;
+      }), o);
     };
+  }
+  // WeChat's two forms of an async API: the promise without callbacks, else success/fail/complete.
+  function settle(p, o) {
+    if (!hasCallbacks(o)) return p;
+    p.then(function (res) {
+      if (typeof o.success === 'function') o.success(res);
+      if (typeof o.complete === 'function') o.complete(res);
+    }, function (err) {
+      if (typeof o.fail === 'function') o.fail(err);
+      if (typeof o.complete === 'function') o.complete(err);
+    });
+    return undefined;
   }
   function sync(api, name, args) {
     const r = callSync(name, args);
@@ -150,16 +153,9 @@
       getSystemInfoSync: function () { return systemInfo('getSystemInfoSync'); },
       getSystemInfo: function (opts) {
         const o = opts || {};
-        const p = new Promise(function (resolve) { resolve(assign(systemInfo('getSystemInfo'), { errMsg: 'getSystemInfo:ok' })); })
-          .catch(function (e) { throw { errMsg: String(e && e.message || e) }; });
-        if (!hasCallbacks(o)) return p;
-        p.then(function (res) {
-          if (typeof o.success === 'function') o.success(res);
-          if (typeof o.complete === 'function') o.complete(res);
-        }, function (err) {
-          if (typeof o.fail === 'function') o.fail(err);
-          if (typeof o.complete === 'function') o.complete(err);
-        });
+        return settle(new Promise(function (resolve) {
+          resolve(assign(systemInfo('getSystemInfo'), { errMsg: 'getSystemInfo:ok' }));
+        }).catch(function (e) { throw { errMsg: String(e && e.message || e) }; }), o);
       },
       getAccountInfoSync: function () { return sync('getAccountInfoSync', 'account.info', {}); },
       modelContext: {
