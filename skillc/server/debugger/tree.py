@@ -3,14 +3,20 @@
 ``uid=<uid> <type> role="..." name="..." "<text>" attr="..." [selected]``. At most
 :data:`MAX_NODES` nodes and :data:`MAX_ATTR_CHARS` characters per attribute value; over either
 the result says ``truncated``.
+
+Ids carry ``wx:key`` values and every value comes from the card or its data, so nothing a card can
+write may start a line or pass for another node: every value is a JSON string literal (see
+:mod:`skillc.server.snapshot_text`), a uid is bare only when it matches
+:data:`~skillc.server.snapshot_text.SAFE_ID`, a type or an attribute name only when it matches
+:data:`~skillc.server.snapshot_text.SAFE_NAME`; anything else is quoted. One node, one line.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from skillc.server.debugger.snapshot import DomNode
+from skillc.server.snapshot_text import SAFE_ID, SAFE_NAME, quote, token
 
 MAX_NODES = 5000
 MAX_ATTR_CHARS = 500
@@ -30,13 +36,16 @@ def _quote(value: str) -> tuple[str, bool]:
     cut = len(value) > MAX_ATTR_CHARS
     if cut:
         value = value[:MAX_ATTR_CHARS] + "…"
-    return json.dumps(value, ensure_ascii=False), cut
+    return quote(value), cut
 
 
 def _detail(value: str | int | float | bool) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    # a string detail (the inline style) is the card's to write
+    return _quote(value)[0]
 
 
 def render_tree(root: DomNode, *, verbose: bool = False) -> TextTree:
@@ -49,7 +58,7 @@ def render_tree(root: DomNode, *, verbose: bool = False) -> TextTree:
         if len(lines) >= MAX_NODES:
             truncated = True
             break
-        parts = [f"uid={node.uid}", node.type]
+        parts = [f"uid={token(node.uid, SAFE_ID)}", token(node.type, SAFE_NAME)]
         for label, value in (("role", node.role), ("name", node.name)):
             if value is not None:
                 quoted, cut = _quote(value)
@@ -63,9 +72,9 @@ def render_tree(root: DomNode, *, verbose: bool = False) -> TextTree:
             if verbose or key in BRIEF_ATTRS or key.startswith("aria-"):
                 quoted, cut = _quote(value)
                 truncated |= cut
-                parts.append(f"{key}={quoted}")
+                parts.append(f"{token(key, SAFE_NAME)}={quoted}")
         if verbose:
-            parts += [f"{key}={_detail(value)}" for key, value in node.details.items()]
+            parts += [f"{token(key, SAFE_NAME)}={_detail(value)}" for key, value in node.details.items()]
         if node.selected:
             parts.append("[selected]")
             selected = selected or node.uid

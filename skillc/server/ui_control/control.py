@@ -7,6 +7,7 @@ from skillc.server.ui_control.act import Audit, RunFollowUp, act
 from skillc.server.ui_control.models import (
     MAX_DEPTH,
     MAX_NODES,
+    MAX_SNAPSHOT_CALLERS,
     MAX_SNAPSHOTS,
     UiActionRequest,
     UiActionResult,
@@ -38,6 +39,7 @@ class UiControl:
         run_follow_up: RunFollowUp,
         audit: Audit,
         max_snapshots: int = MAX_SNAPSHOTS,
+        max_callers: int = MAX_SNAPSHOT_CALLERS,
         max_nodes: int = MAX_NODES,
         max_depth: int = MAX_DEPTH,
     ) -> None:
@@ -46,6 +48,7 @@ class UiControl:
             skill_of_card=skill_of_card,
             owner_of=owner_of,
             max_snapshots=max_snapshots,
+            max_callers=max_callers,
             max_nodes=max_nodes,
             max_depth=max_depth,
         )

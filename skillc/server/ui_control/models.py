@@ -15,7 +15,10 @@ MAX_DEPTH = 40
 MAX_LABEL = 80
 MAX_TEXT = 500
 MAX_MATCHES = 50
-MAX_SNAPSHOTS = 64
+MAX_SNAPSHOTS = 64  # per caller
+# Callers whose snapshots are kept; past it the least recently active caller's are dropped, so the
+# memory is bounded whatever the number of sessions.
+MAX_SNAPSHOT_CALLERS = 1024
 MAX_WAIT_S = 30.0
 
 SNAPSHOT_TOOL = "ui_control__snapshot"

@@ -20,6 +20,7 @@ from mcp_types import (
 from pydantic import BaseModel, ValidationError
 
 from skillc.server.registry import ToolHandler, ToolResult, ToolSpec, error_result
+from skillc.server.snapshot_text import quote, token
 from skillc.server.ui_control.control import UiControl
 from skillc.server.ui_control.models import (
     ACT_TOOL,
@@ -63,7 +64,8 @@ def _snapshot_text(snap: UiSnapshot) -> str:
     if not snap.ok or snap.root is None:
         return _failure(SNAPSHOT_TOOL, snap.error_code, snap.message)
     taps = [n for n in flatten(snap.root) if n.events]
-    shown = ", ".join(f"{n.id} {n.label or n.role!r}" for n in taps[:10])
+    # labels are card text and ids carry wx:key values: quoted, so the card cannot write this line
+    shown = ", ".join(f"{token(n.id)} {quote(n.label or n.role)}" for n in taps[:10])
     more = f" (+{len(taps) - 10})" if len(taps) > 10 else ""
     cut = ", truncated" if snap.truncated else ""
     gone = ", expired" if snap.expired else ""
