@@ -260,7 +260,7 @@ def test_the_descriptor_says_a_console_is_connected(debug_server: Running) -> No
     contents = asyncio.run(go(debug_server.mcp_url)).contents[0]
     descriptor = json.loads(contents.text)
     assert descriptor["state"] == "client_connected"
-    assert descriptor["urls"]["console"] == f"http://127.0.0.1:{debug_server.port}/"
+    assert descriptor["urls"]["console"] == f"http://127.0.0.1:{debug_server.port}/?token={debug_server.debug.token}"
     # The skills' own MCP publishes the same live descriptor, so an agent on /mcp can find the debugger.
     skills = asyncio.run(go(f"http://127.0.0.1:{debug_server.port}/mcp")).contents[0]
     assert json.loads(skills.text) == descriptor
@@ -269,7 +269,7 @@ def test_the_descriptor_says_a_console_is_connected(debug_server: Running) -> No
 def test_another_open_console_does_not_take_the_commands(debug_server: Running) -> None:
     import httpx
 
-    events = f"http://127.0.0.1:{debug_server.port}/__debug/events"
+    events = f"http://127.0.0.1:{debug_server.port}/__debug/events?token={debug_server.debug.token}"
     with httpx.stream("GET", events, timeout=10) as stream:
         lines = stream.iter_lines()
         assert next(lines) == "event: hello"

@@ -34,7 +34,7 @@ def debug_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
         assert proc.stdout is not None
         line = proc.stdout.readline()
         descriptor = json.loads(line)["debugDescriptor"]
-        base = descriptor["urls"]["console"].rstrip("/")
+        base = descriptor["urls"]["console"].split("?")[0].rstrip("/")
         for _ in range(200):
             try:
                 httpx.get(base + "/__debug/api/targets", timeout=1)
@@ -54,11 +54,12 @@ def test_prints_the_descriptor_and_serves_the_console(debug_process: dict[str, o
     assert urls["debuggerMcp"].endswith("/__wsd_mcp") and urls["skillsMcp"].endswith("/mcp")
     page = httpx.get(urls["console"])
     assert page.status_code == 200 and "/__debug/static/console.js" in page.text
-    assert httpx.get(urls["console"] + "__debug").status_code == 200
-    assert (
-        httpx.get(urls["console"] + "__debug/static/console.js").headers["content-type"].startswith("text/javascript")
-    )
-    targets = httpx.get(urls["console"] + "__debug/api/targets").json()
+    # The printed console URL carries the launch token the console's own routes require.
+    base, token = urls["console"].split("?token=")
+    assert len(token) >= 22 and httpx.get(base + "__debug/api/targets").status_code == 403
+    assert httpx.get(base + "__debug").status_code == 200
+    assert httpx.get(base + "__debug/static/console.js").headers["content-type"].startswith("text/javascript")
+    targets = httpx.get(base + "__debug/api/targets", params={"token": token}).json()
     assert [w["widgetId"] for w in targets["widgets"]] == ["drink-list", "order-confirm", "payment-result"]
 
 

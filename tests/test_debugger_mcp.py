@@ -372,12 +372,13 @@ def test_snapshot_limits() -> None:
 
 
 def test_options_preflight_is_204(empty: Running) -> None:
-    for path in ("/__wsd_mcp", "/__agent_trace"):
-        reply = httpx.options(
-            f"{empty.base}{path}",
-            headers={"origin": "http://localhost:5173", "access-control-request-method": "POST"},
-        )
-        assert reply.status_code == 204 and reply.headers["access-control-allow-origin"] == "*"
+    reply = httpx.options(
+        f"{empty.base}/__wsd_mcp",
+        headers={"origin": "http://localhost:5173", "access-control-request-method": "POST"},
+    )
+    # The admitted Origin itself, never "*"; /__agent_trace has no CORS (only its own page posts there).
+    assert reply.status_code == 204 and reply.headers["access-control-allow-origin"] == "http://localhost:5173"
+    assert httpx.options(f"{empty.base}/__agent_trace").status_code == 405
 
 
 def test_stateless_legacy_request_and_discover(empty: Running) -> None:

@@ -26,7 +26,7 @@ class _Wire(BaseModel):
 class DebugUrls(_Wire):
     debugger_mcp: str  # http://host:port/__wsd_mcp
     skills_mcp: str  # http://host:port/mcp
-    console: str  # the debug console page
+    console: str  # the debug console page, with its launch token (?token=) when the server has one
     agent_trace: str  # where the console posts snapshots
 
 
@@ -52,14 +52,16 @@ class DebugDescriptor(_Wire):
     def wire(self) -> dict[str, object]:
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
-    def with_address(self, host: str, port: int, console_path: str = "/") -> DebugDescriptor:
-        """The descriptor once the server listens on ``host:port``."""
+    def with_address(self, host: str, port: int, console_path: str = "/", token: str | None = None) -> DebugDescriptor:
+        """The descriptor once the server listens on ``host:port``; ``token``: the console's launch
+        secret, which its URL carries (the console's routes refuse requests without it)."""
         shown = f"[{host}]" if ":" in host else host
         base = f"http://{shown}:{port}"
+        query = f"?token={token}" if token else ""
         urls = DebugUrls(
             debugger_mcp=f"{base}/__wsd_mcp",
             skills_mcp=f"{base}/mcp",
-            console=f"{base}{console_path}",
+            console=f"{base}{console_path}{query}",
             agent_trace=f"{base}/__agent_trace",
         )
         return self.model_copy(update={"host": host, "port": port, "urls": urls, "state": "listening"})

@@ -68,24 +68,40 @@ def security_settings(
 
 
 class Cors:
-    """Answer preflight with 204; add the allow-origin and expose headers to every other response."""
+    """Answer preflight with 204; add the allow-origin and expose headers to every other response.
 
-    def __init__(self, app: ASGIApp) -> None:
+    ``reflect_origin``: allow the request's own Origin (only when it sent one) instead of ``*``, for
+    a server whose guard already refused every Origin off its allow-list (``skillc debug``), so no
+    page elsewhere may read its answers. ``null`` (sandboxed frames, any site can make one) passes
+    the guard but is not reflected: such a page then cannot send the JSON an MCP endpoint needs."""
+
+    def __init__(self, app: ASGIApp, *, reflect_origin: bool = False) -> None:
         self.app = app
+        self.reflect_origin = reflect_origin
+
+    def _headers(self, scope: Scope, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        if not self.reflect_origin:
+            return headers
+        origin = next((v for k, v in scope.get("headers", []) if k.lower() == b"origin"), None)
+        rest = [h for h in headers if h[0] != b"access-control-allow-origin"]
+        if origin is None or origin == b"null":
+            return rest
+        return [(b"access-control-allow-origin", origin), (b"vary", b"Origin"), *rest]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         if scope["method"] == "OPTIONS":
-            await send({"type": "http.response.start", "status": 204, "headers": _CORS_ALLOW})
+            await send({"type": "http.response.start", "status": 204, "headers": self._headers(scope, _CORS_ALLOW)})
             await send({"type": "http.response.body", "body": b""})
             return
+        response_headers = self._headers(scope, _CORS_RESPONSE)
 
         async def with_cors(message: Message) -> None:
             if message["type"] == "http.response.start":
                 names = {k.lower() for k, _ in message.get("headers", [])}
-                extra = [h for h in _CORS_RESPONSE if h[0] not in names]
+                extra = [h for h in response_headers if h[0] not in names]
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
 

@@ -9,7 +9,6 @@ never runs a mounted app's lifespan), or serve ``app`` alone.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,12 +31,13 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, request_response
+from starlette.routing import Route
 
 from skillc import __version__
 from skillc.server.artefacts import ArtefactStore, parse_uri
 from skillc.server.catalog import Catalogue
 from skillc.server.debugger.channel import CHAT_TIMEOUT_S, COMMAND_TIMEOUT_S, ConsoleChannel, NoConsole
+from skillc.server.debugger.guard import MAX_BODY_BYTES, BadJson, read_json
 from skillc.server.debugger.snapshot import AgentTraceSnapshot, PageTarget, RenderTargets, SnapshotStore, WidgetTarget
 from skillc.server.debugger.tools import DebuggerTools
 from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor, descriptor_read, descriptor_resource
@@ -48,7 +48,7 @@ from skillc.server.tools import HANDOFF_VIEW
 
 DEBUGGER_PATH = "/__wsd_mcp"
 AGENT_TRACE_PATH = "/__agent_trace"
-MAX_SNAPSHOT_BYTES = 32 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = MAX_BODY_BYTES  # the limit of every JSON body of the debug server
 
 
 def catalogue_targets(catalogue: Catalogue | None) -> RenderTargets:
@@ -164,15 +164,6 @@ class DebuggerServer:
         return descriptor_read(self.descriptor)
 
 
-async def _read_json(request: Request) -> Any:
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_SNAPSHOT_BYTES:
-            raise ValueError(f"the snapshot is over {MAX_SNAPSHOT_BYTES} bytes")
-    return json.loads(bytes(body))
-
-
 def build_debugger_app(
     catalogue: Catalogue | None = None,
     channel: ConsoleChannel | None = None,
@@ -210,7 +201,7 @@ def build_debugger_app(
                 head["commandId"] = store.current.snapshot.command_id
             return JSONResponse(head)
         try:
-            raw = await _read_json(request)
+            raw = await read_json(request, MAX_SNAPSHOT_BYTES)
             snapshot = AgentTraceSnapshot.model_validate(raw)
         except ValidationError as err:
             return JSONResponse(
@@ -221,7 +212,7 @@ def build_debugger_app(
                 },
                 status_code=422,
             )
-        except ValueError as err:
+        except BadJson as err:
             return JSONResponse({"stored": False, "error": str(err)}, status_code=400)
         stored = store.put(snapshot)
         posted = getattr(server.channel, "snapshot_posted", None)
@@ -230,7 +221,8 @@ def build_debugger_app(
         return JSONResponse({"stored": True, "storedAt": stored.stored_at, "updatedAtMs": snapshot.updated_at_ms})
 
     routes = [
-        Route(DEBUGGER_PATH, endpoint=Cors(StreamableHTTPASGIApp(manager))),
-        Route(AGENT_TRACE_PATH, endpoint=Cors(request_response(agent_trace)), methods=["GET", "POST", "OPTIONS"]),
+        Route(DEBUGGER_PATH, endpoint=Cors(StreamableHTTPASGIApp(manager), reflect_origin=True)),
+        # No CORS: only the console page, on this origin, posts snapshots.
+        Route(AGENT_TRACE_PATH, endpoint=agent_trace, methods=["GET", "POST"]),
     ]
     return DebuggerApp(server, manager, routes)

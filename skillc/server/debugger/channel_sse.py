@@ -17,6 +17,11 @@ console's SSE stream drops, the running command and every queued one end at once
 ``DEBUGGER_DISCONNECTED``. The result is the page's ``result`` object; a failure the page reports
 raises :class:`DebuggerError` with its code.
 
+Each console's outbox holds at most :data:`OUTBOX_MAX` frames (a console that stops reading, or many
+idle ones, cannot grow the server's memory): when it is full the oldest frame is dropped and
+counted, and the stream then sends ``event: dropped`` ``{"dropped": N}`` (N: the drops so far on
+this stream) before the next frame. A dropped command frame ends in its timeout.
+
 ``take_screenshot`` is the one command the page cannot finish alone: it answers with the clip
 (the target's device viewport or one element, in console-page CSS pixels), and the server's own
 browser captures it (:class:`HeadlessConsole`, Playwright + Chrome DevTools Protocol, so png,
@@ -43,6 +48,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from skillc.server.debugger.errors import ERROR_CODES, DebuggerError, ErrorCode
+from skillc.server.debugger.guard import BadJson, read_json
 
 EVENTS_PATH = "/__debug/events"
 ANSWER_PATH = "/__debug/answer"
@@ -50,6 +56,7 @@ DEFAULT_TIMEOUT_S = 15.0
 CHAT_TIMEOUT_S = 120.0
 MAX_SCREENSHOT_B64 = 8 * 1024 * 1024
 KEEPALIVE_S = 15.0
+OUTBOX_MAX = 256
 
 # Screenshots: (clip in CSS px of the console page, format, quality) -> base64 image data.
 Screenshotter = Callable[[dict[str, float], str, int | None], Awaitable[str]]
@@ -66,12 +73,21 @@ def _code(value: object) -> ErrorCode:
 @dataclass(eq=False)
 class _Console:
     id: str
-    outbox: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
+    outbox: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(OUTBOX_MAX))
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     gone: asyncio.Event = field(default_factory=asyncio.Event)
     pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     connected_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
     primary: bool = False  # the server's own headless console
+    dropped: int = 0  # frames dropped from a full outbox
+    reported: int = 0  # drops the stream has told the page about
+
+    def push(self, frame: str | None) -> None:
+        """Queue ``frame``, dropping (and counting) the oldest one when the outbox is full."""
+        while self.outbox.full():
+            self.outbox.get_nowait()
+            self.dropped += 1
+        self.outbox.put_nowait(frame)
 
 
 class SseConsoleChannel:
@@ -120,7 +136,7 @@ class SseConsoleChannel:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         console.pending[command_id] = future
         try:
-            console.outbox.put_nowait(_frame("command", {"id": command_id, "name": name, "params": params}))
+            console.push(_frame("command", {"id": command_id, "name": name, "params": params}))
             answer: dict[str, Any] = await self._race(console, future, deadline)
         finally:
             console.pending.pop(command_id, None)
@@ -225,11 +241,11 @@ class SseConsoleChannel:
         """Send an event (not a command: nothing answers it) to every open console."""
         frame = _frame(event, data)
         for console in self._consoles.values():
-            console.outbox.put_nowait(frame)
+            console.push(frame)
 
     def close(self) -> None:
         for console in list(self._consoles.values()):
-            console.outbox.put_nowait(None)
+            console.push(None)
             self._disconnect(console)
 
     async def _stream(self, request: Request, console: _Console) -> AsyncIterator[str]:
@@ -245,6 +261,9 @@ class SseConsoleChannel:
                     continue
                 if item is None:
                     break
+                if console.dropped != console.reported:
+                    console.reported = console.dropped
+                    yield _frame("dropped", {"dropped": console.dropped})
                 yield item
         finally:
             self._disconnect(console)
@@ -256,9 +275,9 @@ class SseConsoleChannel:
 
     async def answer_endpoint(self, request: Request) -> Response:
         try:
-            body = await request.json()
-        except ValueError:
-            return JSONResponse({"accepted": False, "reason": "not JSON"}, status_code=400)
+            body = await read_json(request)
+        except BadJson as err:
+            return JSONResponse({"accepted": False, "reason": str(err)}, status_code=400)
         if not isinstance(body, dict) or not isinstance(body.get("id"), str):
             return JSONResponse({"accepted": False, "reason": "needs an id"}, status_code=400)
         accepted = self.answer(body.get("consoleId"), body["id"], body)
@@ -269,6 +288,13 @@ class SseConsoleChannel:
             Route(EVENTS_PATH, self.events, methods=["GET"]),
             Route(ANSWER_PATH, self.answer_endpoint, methods=["POST"]),
         ]
+
+
+def with_query(url: str, **params: str) -> str:
+    """``url`` with ``params`` added to its query (the console URL may carry its token already)."""
+    from urllib.parse import urlencode
+
+    return url + ("&" if "?" in url else "?") + urlencode(params)
 
 
 def image_size(data: bytes, fmt: str) -> tuple[int, int] | None:
@@ -346,7 +372,7 @@ class HeadlessConsole:
             await context.route("**/*", self._local_only)
         for attempt in range(50):  # the server may start listening a moment after the browser
             try:
-                await self.page.goto(self.url + "?primary=1", wait_until="load")
+                await self.page.goto(with_query(self.url, primary="1"), wait_until="load")
                 break
             except Exception:
                 if attempt == 49:

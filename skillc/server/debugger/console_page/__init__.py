@@ -42,6 +42,7 @@ from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.contracts import AtomicApiResult
 from skillc.server.debugger.chat import ChatError, ChatSimulator, ToolOutcome
 from skillc.server.debugger.console_feed import ConsoleFeed
+from skillc.server.debugger.guard import BadJson, DebugGuard, new_token, read_json
 from skillc.server.debugger.planner import CommandPlanner, Planner
 
 CONSOLE_PATHS = ("/", "/__debug")
@@ -143,7 +144,10 @@ class ConsolePage:
         return JSONResponse({"console": list(self.feed.lines)})
 
     async def render(self, request: Request) -> Response:
-        body = await _json_body(request)
+        try:
+            body = await _json_body(request)
+        except BadJson as err:
+            return JSONResponse(_fail("RENDER_FAILED", str(err)), 400)
         if body is None:
             return JSONResponse(_fail("RENDER_FAILED", "the body must be a JSON object"), 400)
         return JSONResponse(await self.render_widget(body))
@@ -223,7 +227,10 @@ class ConsolePage:
         }
 
     async def chat_turn(self, request: Request) -> Response:
-        body = await _json_body(request)
+        try:
+            body = await _json_body(request)
+        except BadJson as err:
+            return JSONResponse(_fail("CHAT_SUBMIT_FAILED", str(err)), 400)
         query = body.get("query") if body is not None else None
         if not isinstance(query, str):
             return JSONResponse(_fail("CHAT_SUBMIT_FAILED", 'the body must be {"query": string}'), 400)
@@ -291,10 +298,8 @@ class ConsolePage:
 
 
 async def _json_body(request: Request) -> dict[str, Any] | None:
-    try:
-        body = await request.json()
-    except ValueError:
-        return None
+    """The body if it is a JSON object, else None; :class:`BadJson` when it is not JSON at all."""
+    body = await read_json(request)
     return body if isinstance(body, dict) else None
 
 
@@ -329,10 +334,11 @@ class DebugServer:
     headless: Any = None  # HeadlessConsole, when the server owns a browser
     browser_error: str | None = None
     page: ConsolePage | None = None
+    token: str = ""  # the per-launch secret of the console's routes (skillc.server.debugger.guard)
 
     def listening(self, host: str, port: int) -> None:
         server = self.debugger.server
-        server.descriptor = server.descriptor.with_address(host, port)
+        server.descriptor = server.descriptor.with_address(host, port, token=self.token or None)
         if self.headless is not None:
             self.headless.url = server.descriptor.urls.console
 
@@ -401,7 +407,7 @@ def build_debug_server(
 
     chat = ChatSimulator(skills_endpoint, planner or CommandPlanner())
     page = ConsolePage([s.package for s in catalogue.skills], cards=prepared.server.cards, chat=chat, feed=feed)
-    out = DebugServer(app=None, channel=channel, debugger=debugger, headless=headless, page=page)
+    out = DebugServer(app=None, channel=channel, debugger=debugger, headless=headless, page=page, token=new_token())
 
     def on_change() -> None:
         server = debugger.server
@@ -439,10 +445,10 @@ def build_debug_server(
                 await prepared.server.close()
 
     routes = [
-        Route(MCP_PATH, endpoint=Cors(StreamableHTTPASGIApp(skills_manager))),
+        Route(MCP_PATH, endpoint=Cors(StreamableHTTPASGIApp(skills_manager), reflect_origin=True)),
         *debugger.routes,
         *channel.routes(),
         *page.routes(),
     ]
-    out.app = Starlette(routes=routes, lifespan=lifespan)
+    out.app = DebugGuard(Starlette(routes=routes, lifespan=lifespan), prepared.security, out.token)
     return out

@@ -27,6 +27,17 @@
   function now() { return Date.now(); }
   function nextId(prefix) { state.seq += 1; return prefix + '-' + state.seq; }
 
+  // The launch token from the console URL skillc debug printed: every route but the page itself
+  // refuses requests without it (a header here; EventSource cannot send one, so a query parameter).
+  var TOKEN = new URLSearchParams(location.search).get('token') || '';
+  function api(path, init) {
+    init = init || {};
+    var headers = init.headers || {};
+    headers['x-skillc-debug-token'] = TOKEN;
+    init.headers = headers;
+    return fetch(path, init);
+  }
+
   function fail(code, message) { var e = new Error(message); e.code = code; return e; }
 
   // -- the panels ---------------------------------------------------------------------------
@@ -165,7 +176,7 @@
     var body = { widgetId: widgetId, structuredContent: data || {}, width: state.viewport.width, height: state.viewport.height };
     $('data-input').value = JSON.stringify(data || {}, null, 2);
     addTrace('runtime', 'render_widget', { widgetId: widgetId });
-    return fetch('/__debug/api/render', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    return api('/__debug/api/render', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
       .then(function (r) { return r.json(); })
       .then(function (res) {
         (res.diagnostics || []).forEach(function (d) {
@@ -307,7 +318,7 @@
     };
     if (commandId) snap.commandId = commandId;
     if (state.current) snap.currentTarget = state.current;
-    return fetch('/__agent_trace', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(snap) })
+    return api('/__agent_trace', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(snap) })
       .then(function (r) { if (!r.ok) throw fail('RENDER_FAILED', 'the debugger refused the snapshot: HTTP ' + r.status); });
   }
 
@@ -416,7 +427,7 @@
     chatBusy = true;
     state.mode = 'chat';
     $('chat-input').value = p.query;
-    return fetch('/__debug/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: p.query }) })
+    return api('/__debug/api/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: p.query }) })
       .then(function (r) {
         if (r.status === 404) throw fail('CHAT_NOT_READY', 'this debug server has no chat simulator');
         return r.json().then(function (res) {
@@ -461,7 +472,7 @@
 
   function answer(id, body) {
     body.id = id; body.consoleId = state.consoleId;
-    return fetch('/__debug/answer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return api('/__debug/answer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   }
 
   function run(cmd) {
@@ -480,18 +491,23 @@
 
   function connect() {
     // ?primary=1: the server's own headless console, which commands prefer over other tabs.
-    var es = new EventSource('/__debug/events' + (/[?&]primary=1/.test(location.search) ? '?primary=1' : ''));
+    var query = '?token=' + encodeURIComponent(TOKEN) + (/[?&]primary=1/.test(location.search) ? '&primary=1' : '');
+    var es = new EventSource('/__debug/events' + query);
     var queue = Promise.resolve();
     es.addEventListener('hello', function (ev) {
       state.consoleId = JSON.parse(ev.data).consoleId;
       setStatus(true, 'connected');
-      fetch('/__debug/api/console').then(function (r) { return r.json(); })
+      api('/__debug/api/console').then(function (r) { return r.json(); })
         .then(function (res) { addEntries(res.console); })
         .catch(function () {})
         .then(function () { return postSnapshot(null); })
         .catch(function () {});
     });
     es.addEventListener('console', function (ev) { addEntries(JSON.parse(ev.data)); });
+    // The server's outbox for this page overflowed: older events were dropped (data.dropped in all).
+    es.addEventListener('dropped', function (ev) {
+      addConsole('app', 'warn', 'console', 'debug channel: ' + JSON.parse(ev.data).dropped + ' events dropped (the page fell behind)', {});
+    });
     es.addEventListener('command', function (ev) {
       var cmd = JSON.parse(ev.data);
       queue = queue.then(function () { return run(cmd); }).catch(function () {});
@@ -519,7 +535,7 @@
   window.addEventListener('error', function (ev) { addConsole('app', 'error', 'console', ev.message, { url: ev.filename, lineNumber: ev.lineno, columnNumber: ev.colno }); });
 
   applyViewport();
-  fetch('/__debug/api/targets').then(function (r) { return r.json(); }).then(function (t) {
+  api('/__debug/api/targets').then(function (r) { return r.json(); }).then(function (t) {
     state.targets = t;
     listTargets();
     connect();
