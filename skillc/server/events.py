@@ -4,8 +4,10 @@ A client reads ``events://session/<id>?cursor=N&limit=M[&drain=true]``; every pa
 ``next_cursor``, so a client that polls with it never sees an event twice and never misses one
 that is still retained (``oldest_cursor > cursor + 1`` tells it that some were dropped). Each
 session keeps at most ``max_events`` events, each message at most ``max_message_bytes`` (cut at a
-UTF-8 boundary, with a ``truncation`` record); at most ``max_sessions`` sessions are kept, the
-least recently written dropped first. ``drain`` removes what it returned.
+UTF-8 boundary, with a ``truncation`` record), each event's ``metadata`` at most
+``max_metadata_bytes`` as JSON (its largest values replaced by a truncation marker, see
+:func:`bound_metadata`); at most ``max_sessions`` sessions are kept, the least recently written
+dropped first. ``drain`` removes what it returned.
 
 The buffers live in this process's memory (one instance), or in the state store's
 ``event_sessions`` / ``events`` tables when instances behind a load balancer share a store: then
@@ -16,6 +18,7 @@ Shapes follow RUNTIME-CONTRACTS.md ("Session events"): snake_case fields, option
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import OrderedDict, deque
@@ -87,6 +90,9 @@ class EventLimits(BaseModel):
     max_events: int = Field(default=1000, ge=1, le=1_000_000, description="events kept per session")
     max_message_bytes: int = Field(default=4096, ge=64, le=1_048_576, description="UTF-8 bytes of one message")
     max_sessions: int = Field(default=256, ge=1, le=100_000, description="sessions kept")
+    max_metadata_bytes: int = Field(
+        default=16_384, ge=1024, le=1_048_576, description="UTF-8 bytes of one event's metadata as JSON"
+    )
 
 
 @dataclass(frozen=True)
@@ -131,12 +137,63 @@ def parse_events_uri(uri: str) -> EventQuery | None:
     return EventQuery(session, number("cursor", 0), min(limit, MAX_LIMIT), drain)
 
 
+TRUNCATED = "$truncated"  # the key of a metadata value's truncation marker
+_PREVIEW_BYTES = 256
+_ID_MAX_BYTES = 256
+
+
 def _cut(message: str, limit: int) -> tuple[str, Truncation | None]:
     raw = message.encode("utf-8", "replace")
     if len(raw) <= limit:
-        return message, None
+        # The re-decoded text, not ``message``: a lone surrogate (a client can send one as a JSON
+        # escape) cannot be serialised, and the stored buffers serialise every event.
+        return raw.decode("utf-8"), None
     kept = raw[:limit].decode("utf-8", "ignore")  # a cut inside a character drops the partial one
     return kept, Truncation(original_size=len(raw), truncated_size=len(kept.encode("utf-8")), max_size=limit)
+
+
+def _json_text(value: Any) -> str | None:
+    """``value`` as JSON text that UTF-8 can hold (lone surrogates become ``?``), or None when it
+    cannot be serialised at all (nested past the interpreter's recursion limit)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError, TypeError):
+        return None
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _marker(text: str | None, limit: int) -> dict[str, Any]:
+    if text is None:  # nothing to measure or preview: only that it was cut
+        return {TRUNCATED: {"max_size": limit}}
+    raw = text.encode("utf-8")
+    preview = raw[:_PREVIEW_BYTES].decode("utf-8", "ignore")
+    return {TRUNCATED: {"original_size": len(raw), "max_size": limit, "preview": preview}}
+
+
+def bound_metadata(metadata: dict[str, Any], limit: int) -> dict[str, Any]:
+    """``metadata`` as it is kept: JSON-safe, and at most ``limit`` UTF-8 bytes as JSON.
+
+    A client chooses a tool call's arguments, so an event that kept them whole would let every
+    call grow the buffers (and the state store behind them) by whatever the client sent. Keys are
+    kept; the largest values are replaced, one at a time, by ``{"$truncated": {"original_size",
+    "max_size", "preview"}}`` until the rest fits. Should the markers alone not fit (thousands of
+    keys), the whole metadata becomes one marker."""
+    texts = {str(k)[:_ID_MAX_BYTES]: _json_text(v) for k, v in metadata.items()}
+    sizes = {k: len(t.encode("utf-8")) if t is not None else limit + 1 for k, t in texts.items()}
+    kept = dict(texts)
+    total = sum(sizes.values())
+    for key in sorted(sizes, key=sizes.__getitem__, reverse=True):
+        if total <= limit and kept[key] is not None:
+            break
+        marker = json.dumps(_marker(texts[key], limit), ensure_ascii=False)
+        if kept[key] is None or len(marker.encode("utf-8")) < sizes[key]:
+            kept[key] = marker
+            total += len(marker.encode("utf-8")) - sizes[key]
+    bounded = {k: json.loads(t) for k, t in kept.items() if t is not None}
+    # The sum above leaves out the keys and punctuation: the bound is checked on the real text.
+    if len(json.dumps(bounded, ensure_ascii=False).encode("utf-8")) > limit:
+        return _marker(_json_text(metadata), limit)
+    return bounded
 
 
 class _Buffers(Protocol):
@@ -374,6 +431,10 @@ class EventHub:
         metadata: dict[str, Any] | None = None,
     ) -> SessionEvent:
         text, cut = _cut(message, self.limits.max_message_bytes)
+        kept = bound_metadata(metadata, self.limits.max_metadata_bytes) if metadata else {}
+        # The request id a client chose: cut so it cannot carry the bulk the metadata bound keeps out.
+        call_id = None if tool_call_id is None else _cut(tool_call_id, _ID_MAX_BYTES)[0]
+        correlation = None if correlation_id is None else _cut(correlation_id, _ID_MAX_BYTES)[0]
 
         def make(event_id: int) -> SessionEvent:
             return SessionEvent(
@@ -384,10 +445,10 @@ class EventHub:
                 stream=stream,
                 level=level,
                 message=text,
-                tool_call_id=tool_call_id,
-                correlation_id=correlation_id,
+                tool_call_id=call_id,
+                correlation_id=correlation,
                 truncation=cut,
-                metadata=metadata or {},
+                metadata=kept,
             )
 
         return self._buffers.append(session_id, make)

@@ -119,13 +119,19 @@ class ApiHost(StandInHandlers):
         return HostReply.done()
 
     def _storage_get(self, a: KeyArgs) -> HostReply:
-        value = self.scope.get(a.key)
+        try:
+            value = self.scope.get(a.key)
+        except StorageError as err:
+            return HostReply.fail(str(err))
         if value is None:
             return HostReply.fail("data not found")
         return HostReply(ok=True, value={"data": json.loads(value)})
 
     def _storage_remove(self, a: KeyArgs) -> HostReply:
-        self.scope.remove(a.key)
+        try:
+            self.scope.remove(a.key)
+        except StorageError as err:
+            return HostReply.fail(str(err))
         return HostReply.done()
 
     def _storage_clear(self, _a: BaseModel) -> HostReply:

@@ -33,7 +33,28 @@ class StorageInfo(BaseModel):
 
 
 class StorageError(Exception):
-    """A storage request the skill made is not allowed (too big); becomes a wx ``fail``."""
+    """A storage request the skill made is not allowed (too big, a bad key); becomes a wx ``fail``."""
+
+
+def check_key(key: str) -> None:
+    """Refuses a key some store cannot hold, the same way on every store, before any store sees it:
+    a lone surrogate is no UTF-8 (neither SQLite nor PostgreSQL can encode it) and PostgreSQL's
+    text cannot hold NUL, so a key SQLite took would be lost on a move to PostgreSQL."""
+    for at, char in enumerate(key):
+        if char == "\x00":
+            raise StorageError(f"invalid key: NUL character at index {at}")
+        if "\ud800" <= char <= "\udfff":
+            raise StorageError(f"invalid key: lone surrogate U+{ord(char):04X} at index {at}")
+
+
+def _value_json(value_json: str) -> str:
+    """``value_json`` as UTF-8 can hold it: a lone surrogate inside a JSON string is written as its
+    ``\\uXXXX`` escape, which reads back as the same string."""
+    try:
+        value_json.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(json.loads(value_json))
+    return value_json
 
 
 class Storage:
@@ -85,10 +106,13 @@ class StorageScope:
     owner: tuple[str, str, str]
 
     def get(self, key: str) -> str | None:
+        check_key(key)
         rows = self.storage.store.execute(f"SELECT value FROM storage WHERE {_SCOPE} AND key=?", (*self.owner, key))
         return str(rows[0][0]) if rows else None
 
     def set(self, key: str, value_json: str) -> None:
+        check_key(key)
+        value_json = _value_json(value_json)
         size = len(key.encode()) + len(value_json.encode())
         if size > self.storage.key_max_bytes:
             raise StorageError(f"entry size {size} bytes exceeds the limit of {self.storage.key_max_bytes} bytes")
@@ -108,6 +132,7 @@ class StorageScope:
             tx.execute(d.upsert("storage", columns, columns[:4]), (*self.owner, key, value_json))
 
     def remove(self, key: str) -> None:
+        check_key(key)
         self.storage.store.execute(f"DELETE FROM storage WHERE {_SCOPE} AND key=?", (*self.owner, key))
 
     def clear(self) -> None:
@@ -145,7 +170,13 @@ def load_storage_seed(
     problems: list[Diagnostic] = []
     total = 0
     for key, value in seed.items():
-        size = len(key.encode()) + len(json.dumps(value, ensure_ascii=False).encode())
+        try:
+            check_key(key)
+        except StorageError as err:
+            span = next(m.key_span for m in reversed(root.members) if m.key == key)
+            problems.append(Diagnostic.make("RUN105", f"storage key {key!r}: {err}", file=file, span=span))
+            continue
+        size = len(key.encode()) + len(_value_json(json.dumps(value, ensure_ascii=False)).encode())
         total += size
         if size > key_max_bytes:
             span = next(m.key_span for m in reversed(root.members) if m.key == key)

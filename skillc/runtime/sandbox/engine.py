@@ -58,6 +58,20 @@ class HostReply(BaseModel):
         """Success with nothing to say (``{}``, so JS can spread it into its result)."""
         return cls(ok=True, value={})
 
+    def wire(self) -> str:
+        """The reply as the JSON text JS reads. A value that pydantic's serialiser refuses (a lone
+        surrogate a skill stored, nesting past its depth limit) still crosses, as JSON with
+        ``\\uXXXX`` escapes that JS reads back as the same string; one that nothing can serialise
+        is a named failure, so no value a skill or a server chose can raise out of a host call."""
+        try:
+            return self.model_dump_json()
+        except ValueError:  # PydanticSerializationError is one
+            pass
+        try:
+            return json.dumps({"ok": self.ok, "value": self.value, "error": self.error})
+        except (ValueError, TypeError, RecursionError):
+            return HostReply.fail("the reply is nested too deep to reach JS").model_dump_json()
+
 
 class HostFunctions(Protocol):
     """What a VM offers its context: named sync and async host calls taking JSON-decoded args."""
@@ -286,7 +300,7 @@ class JsSession:
         except Exception as err:  # a host coroutine bug must not take the call down
             log.exception("host call %s failed", _name)
             reply = HostReply.fail(f"internal error: {type(err).__name__}")
-        self.call(self._settle, call_id, reply.model_dump_json())
+        self.call(self._settle, call_id, reply.wire())
 
     def pump_idle(self, waits: Callable[[str], bool]) -> None:
         """Run jobs and async host calls until no call that ``waits(name)`` holds back is in flight.
@@ -336,7 +350,7 @@ class JsSession:
         except Exception as err:  # a bug of ours: logged, and a plain failure for the skill
             log.exception("host call %s failed", name)
             reply = HostReply.fail(f"internal error: {type(err).__name__}")
-        return reply.model_dump_json()
+        return reply.wire()
 
     def _host_async(self, name: Any, args_json: Any) -> int:
         if self.deadline.expired():
