@@ -4,8 +4,9 @@ frontend <- ir <- backends; runtime never imports backends or server; nothing im
 or the drivers (cli, check, build); the base modules every phase may use (diagnostics, and
 gcpause, the cycle collector's pause) import no phase. Inside the runtime the parts
 stack the same way: sandbox < host < api < cards < flows, with contracts and config under all.
-In the server, ui_control knows the skill server only through the callables it is handed, and
-its contract (models.py) imports none of its handlers.
+In the server, ui_control knows the skill server only through the callables it is handed (and
+the leaf modules every tool shares: the registry, the snapshot text quoting), and its contract
+(models.py) imports none of its handlers.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ DRIVERS = {"cli", "check", "build", "__main__"}
 RUNTIME_PARTS = ("sandbox", "state", "host", "api", "cards", "flows")
 RUNTIME_SHARED = {"contracts", "config"}
 UI_CONTROL = PACKAGE / "server" / "ui_control"
+# Server modules that import nothing of the server: any part may use them.
+SERVER_LEAVES = {"skillc.server.registry", "skillc.server.snapshot_text"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -108,4 +111,10 @@ def test_ui_control_knows_the_server_only_through_callables(path: Path) -> None:
         if path.name == "models.py":
             pytest.fail(f"ui_control/models.py (the contract) imports {module}")
         own = module == "skillc.server.ui_control" or module.startswith("skillc.server.ui_control.")
-        assert own or module == "skillc.server.registry", f"ui_control/{path.name} imports {module}"
+        assert own or module in SERVER_LEAVES, f"ui_control/{path.name} imports {module}"
+
+
+@pytest.mark.parametrize("module", sorted(SERVER_LEAVES))
+def test_server_leaves_import_nothing_of_the_server(module: str) -> None:
+    path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+    assert [m for m in _imports(path) if m.startswith("skillc.server")] == []
