@@ -129,6 +129,11 @@ def _check_styles(pkg: SkillPackage, sink: DiagnosticSink) -> None:
         sink.extend(local, unique=True)
 
 
+def looks_like_a_skill(path: Path) -> bool:
+    """A folder holding SKILL.md or mcp.json: what a folder of skills is searched for."""
+    return (path / "SKILL.md").is_file() or (path / "mcp.json").is_file()
+
+
 def skill_folders_in(path: Path) -> list[Path]:
     """The skill folders directly inside ``path`` (each holds SKILL.md or mcp.json), by name: a
     folder of skills without the app.json that would list them."""
@@ -136,7 +141,7 @@ def skill_folders_in(path: Path) -> list[Path]:
         children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
     except OSError:
         return []
-    return [p for p in children if (p / "SKILL.md").is_file() or (p / "mcp.json").is_file()]
+    return [p for p in children if looks_like_a_skill(p)]
 
 
 class NotASkill(Exception):

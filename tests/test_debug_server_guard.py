@@ -9,7 +9,6 @@ import contextlib
 import json
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +21,7 @@ from skillc.server.debugger.console_page import DebugServer, build_debug_server
 from skillc.server.debugger.guard import MAX_BODY_BYTES, TOKEN_HEADER
 from skillc.server.runner import ServeOptions, prepare
 from tests.conftest import COFFEE
+from tests.waiting import PATIENCE_S, wait_until
 
 PAY = '{"query": "/call pay {\\"amount\\": 7}"}'
 TOKEN_ROUTES = [
@@ -74,10 +74,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
     chat.turn = counted  # type: ignore[method-assign]
     running.thread.start()
-    deadline = time.monotonic() + 30
-    while not running.server.started:
-        assert time.monotonic() < deadline, "the debug server never started"
-        time.sleep(0.02)
+    wait_until(lambda: bool(running.server.started), PATIENCE_S, "the debug server to start")
     yield running
     running.server.should_exit = True
     running.thread.join(timeout=30)

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from skillc.check import check_skill
 from skillc.cli import main
-from skillc.diagnostics import Diagnostic, DiagnosticSink
+from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
 from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_host import CardHost
@@ -28,6 +28,7 @@ from skillc.runtime.config import DeadlineMode, RuntimeConfig
 from skillc.runtime.host.unavailable import PROVIDED
 
 from .conftest import FIXTURES
+from .test_unavailable_apis import where
 
 SKILL = FIXTURES / "runtime-unavailable" / "parcel-skill"
 NOWHERE = "is not available in AI-mode skills (WeChat offers it neither to APIs nor to cards; {}"
@@ -56,10 +57,6 @@ PLACEHOLDER = {"miniProgram": {"appId": "wx0000000000000000", "envVersion": "dev
 
 def message(name: str) -> str:
     return f"wx.{name} " + NOWHERE.format(NEEDS[name]) + ")"
-
-
-def where(d: Diagnostic) -> tuple[str, str | None, int | None, int | None, str]:
-    return (d.code, d.file, d.span.line if d.span else None, d.span.column if d.span else None, d.message)
 
 
 @pytest.fixture(scope="module")

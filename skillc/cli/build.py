@@ -124,15 +124,14 @@ def _viewports(specs: tuple[str, ...]) -> tuple[Viewport, ...]:
 def _skills_of(path: Path) -> list[Path]:
     """The skill folders PATH names: itself, those a project's app.json lists, or the skill
     folders inside a folder that is neither."""
-    from skillc.check import skill_folders_in
+    from skillc.check import looks_like_a_skill, skill_folders_in
     from skillc.diagnostics import DiagnosticSink, render_text
     from skillc.frontend.project import load_project
 
     sink = DiagnosticSink()
     project = load_project(path, sink)
     if project is None:
-        is_skill = (path / "SKILL.md").is_file() or (path / "mcp.json").is_file()
-        return [path] if is_skill else (skill_folders_in(path) or [path])
+        return [path] if looks_like_a_skill(path) else (skill_folders_in(path) or [path])
     if not project.skills:
         sources = {"app.json": project.app_json or ""}
         click.echo(render_text(sink, sources, prefix=str(project.root)), err=True, nl=False)

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Union
 
-from skillc.diagnostics import DiagnosticSink, Span
+from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity, Span
 from skillc.frontend.source import LineIndex
 from skillc.gcpause import collector_paused
 
@@ -422,3 +422,14 @@ def parse_json(text: str, file: str, sink: DiagnosticSink) -> JNode | None:
         line, col = parser.loc(err.offset)
         sink.emit(code, err.message, file=file, span=Span.point(line, col, err.width))
         return None
+
+
+def parse_json_input(text: str, file: str, code: str, what: str) -> tuple[JNode | None, list[Diagnostic]]:
+    """An input file a command is given (a flow, a profile, a storage seed): its tree, or None with
+    its JSON syntax errors (one ``code`` diagnostic "<what> is not JSON" when there are none)."""
+    sink = DiagnosticSink()
+    root = parse_json(text, file, sink)
+    errors = [d for d in sink if d.severity == Severity.ERROR]
+    if root is None or errors:
+        return None, errors or [Diagnostic.make(code, f"{what} is not JSON", file=file)]
+    return root, []

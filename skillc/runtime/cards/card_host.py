@@ -199,7 +199,7 @@ class CardHost:
             out.diagnostics += [*diags, Diagnostic.make("CMPVM008", message, file="mcp.json")]
             out.fallback = self._fallback(result, message, path)
             return out
-        out.findings += [d for d in diags if d.severity is not Severity.INFO]
+        out.findings += diags
         card_id = self._new_id()
         self._skill_ids.add(ctx.scope)
         setup = self._setup(card_id, path, api_name, compiled, ctx, viewport or self.viewport)
@@ -699,13 +699,18 @@ class CardHost:
         )
 
     def _compile(self, path: str) -> tuple[CompiledComponent | None, list[Diagnostic]]:
+        """The component, with its findings (errors and warnings: what every card of it reports);
+        or None, with every diagnostic, when the template leaves no tree to draw. Once per path."""
         hit = self._compiled.get(path)
         if hit is None:
             sink = DiagnosticSink()
             parts = path.split("/")
             name = parts[1] if len(parts) == 3 and parts[0] == "components" and parts[2] == "index" else None
             compiled = compile_component(self.package, name, sink) if name and name in self.package.components else None
-            hit = (None if render_blockers(sink) else compiled, list(sink))
+            if compiled is None or render_blockers(sink):
+                hit = (None, list(sink))
+            else:
+                hit = (compiled, [d for d in sink if d.severity is not Severity.INFO])
             self._compiled[path] = hit
         return hit
 

@@ -371,14 +371,12 @@ def load_flow(text: str, file: str) -> tuple[FlowScript | None, list[Diagnostic]
     ``expire``, ``wait``, ``visibility``), so a typo names the key instead of listing what every
     kind would have wanted.
     """
-    from skillc.diagnostics import DiagnosticSink
-    from skillc.frontend.jsonsrc import JArray, JObject, nearest_span, parse_json, pointer
+    from skillc.frontend.jsonsrc import JArray, JObject, nearest_span, parse_json_input, pointer
 
-    sink = DiagnosticSink()
-    root = parse_json(text, file, sink)
-    diags = [d for d in sink if d.severity == Severity.ERROR]
-    if root is None or diags:
-        return None, diags or [Diagnostic.make("RUN043", "the flow script is not JSON", file=file)]
+    parsed, diags = parse_json_input(text, file, "RUN043", "the flow script")
+    if parsed is None:
+        return None, diags
+    root = parsed
 
     def problem(path: tuple[str | int, ...], message: str, *, key: bool = False) -> Diagnostic:
         where = pointer(path) or "/"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity
-from skillc.frontend.jsonsrc import JObject, nearest_span, parse_json, pointer
+from skillc.diagnostics import Diagnostic
+from skillc.frontend.jsonsrc import JObject, nearest_span, parse_json_input, pointer
 from skillc.runtime.config import UserProfile
 
 MAX_PROBLEMS = 20  # a file of another shape entirely would otherwise list every key
@@ -30,11 +30,9 @@ def _keys(model: type[UserProfile]) -> str:
 def load_profile(text: str, file: str) -> tuple[UserProfile | None, list[Diagnostic]]:
     """The profile in ``text``, or None and why: JSON syntax codes for what is not JSON, ``RUN102``
     for a shape :class:`UserProfile` refuses (unknown or missing keys, wrong types, out of range)."""
-    sink = DiagnosticSink()
-    root = parse_json(text, file, sink)
-    errors = [d for d in sink if d.severity == Severity.ERROR]
-    if root is None or errors:
-        return None, errors or [Diagnostic.make("RUN102", "the user profile is not JSON", file=file)]
+    root, problems = parse_json_input(text, file, "RUN102", "the user profile")
+    if root is None:
+        return None, problems
     if not isinstance(root, JObject):
         message = f"user profile /: expected an object with {_keys(UserProfile)}"
         return None, [Diagnostic.make("RUN102", message, file=file, span=root.span)]

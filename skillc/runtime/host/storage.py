@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity
-from skillc.frontend.jsonsrc import JObject, parse_json
+from skillc.diagnostics import Diagnostic
+from skillc.frontend.jsonsrc import JObject, parse_json_input
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.state import StateStore, StateUrl, open_state, state_url_of
 
@@ -158,11 +158,9 @@ def load_storage_seed(
 ) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """The ``--storage`` file: a JSON object of key -> value (any JSON, stored as wx.setStorage would
     store it), within the storage limits; or None and why, each problem at its line and column."""
-    sink = DiagnosticSink()
-    root = parse_json(text, file, sink)
-    errors = [d for d in sink if d.severity == Severity.ERROR]
-    if root is None or errors:
-        return None, errors or [Diagnostic.make("RUN105", "the storage file is not JSON", file=file)]
+    root, syntax = parse_json_input(text, file, "RUN105", "the storage file")
+    if root is None:
+        return None, syntax
     if not isinstance(root, JObject):
         message = "storage /: expected an object of key -> value, as wx.setStorageSync(key, value) would store them"
         return None, [Diagnostic.make("RUN105", message, file=file, span=root.span)]
