@@ -34,7 +34,7 @@ RUNTIME_PARTS = ("sandbox", "state", "host", "api", "cards", "flows")
 RUNTIME_SHARED = {"contracts", "config"}
 UI_CONTROL = PACKAGE / "server" / "ui_control"
 # Server modules that import nothing of the server: any part may use them.
-SERVER_LEAVES = {"skillc.server.registry", "skillc.server.snapshot_text"}
+SERVER_LEAVES = {"skillc.server.caller", "skillc.server.registry", "skillc.server.snapshot_text"}
 
 
 def _imports(path: Path) -> set[str]:
