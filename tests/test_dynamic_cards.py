@@ -10,6 +10,7 @@ import asyncio
 import http.server
 import itertools
 import json
+import re
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -47,8 +48,9 @@ CARD_LINES = """\
 
 
 def run_flow(flow: Path, *extra: str) -> tuple[int, str]:
+    """The exit code and output of `skillc run`, its console lines' wall-clock times masked."""
     result = CliRunner().invoke(main, ["run", str(PICKUP), "--script", str(flow), *extra])
-    return result.exit_code, result.output
+    return result.exit_code, re.sub(r"\b\d\d:\d\d:\d\d\.\d\d\d ", "HH:MM:SS.mmm ", result.output)
 
 
 def on_host(
@@ -81,12 +83,15 @@ def on_host(
 def test_run_fires_timers_on_wait_pauses_them_while_hidden_and_stops_them_on_expiry() -> None:
     code, out = run_flow(FLOWS / "countdown.json")
     assert code == 0
+    # Each callback's console.log goes under its timer, with file:line.
     assert out == (
         "[1] call startCountdown\n"
         "  startCountdown: ok (risk L0)\n"
         "    Your order is ready in 3 s.\n" + CARD_LINES + "[2] wait 1500 ms (0 -> 1500 ms)\n"
         "  timer 1 on card-1 at 1000 ms: patches (1):\n"
         '    setText 0.1.0 {"text": "2 秒"}\n'
+        "    console:\n"
+        "      HH:MM:SS.mmm log   components/countdown/index.js:26  tick 2\n"
         "[3] visibility hidden (every card)\n"
         "  timers paused: card-1\n"
         "[4] wait 5000 ms (1500 -> 6500 ms)\n"
@@ -101,6 +106,8 @@ def test_run_fires_timers_on_wait_pauses_them_while_hidden_and_stops_them_on_exp
         "[7] wait 1000 ms (6500 -> 7500 ms)\n"
         "  timer 1 on card-1 at 7000 ms: patches (1):\n"
         '    setText 0.1.0 {"text": "11 秒"}\n'
+        "    console:\n"
+        "      HH:MM:SS.mmm log   components/countdown/index.js:26  tick 11\n"
         "[8] expire card-1\n"
         "  patches (0):\n"
         "[9] wait 5000 ms (7500 -> 12500 ms)\n"
@@ -139,8 +146,12 @@ def test_run_stops_the_timers_of_a_card_expired_by_expire_previous_cards() -> No
         "wait 2000 ms (1000 -> 3000 ms)\n"
         "  timer 1 on card-2 at 2000 ms: patches (1):\n"
         '    setText 0.1.0 {"text": "4 秒"}\n'
+        "    console:\n"
+        "      HH:MM:SS.mmm log   components/countdown/index.js:26  tick 4\n"
         "  timer 1 on card-2 at 3000 ms: patches (1):\n"
         '    setText 0.1.0 {"text": "3 秒"}\n'
+        "    console:\n"
+        "      HH:MM:SS.mmm log   components/countdown/index.js:26  tick 3\n"
     )
     assert (
         '  action expirePreviousCards {"cardId": "card-2", "componentPaths": ["components/countdown/index"], '
@@ -215,6 +226,9 @@ def test_a_poll_off_the_allow_list_fails_inside_the_timer(status_server: str, tm
         "  timer 1 on card-1 at 2000 ms: patches (2):\n"
         '    setText 0.1.0 {"text": "查询失败"}\n'
         '    setText 0.2.0 {"text": "已查询 1 次"}\n'
+        "    console:\n"
+        f"      HH:MM:SS.mmm warn  components/order-status/index.js:29  request:fail url not in domain list: "
+        f"{status_server}/status?id=A7\n"
         f"  warning[RUN020]: wx.request refused: url not in domain list: {status_server}/status?id=A7\n"
         "    = hint: add the host to the allow list (skillc call --allow-host HOST)\n"
     )

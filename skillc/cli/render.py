@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from skillc.frontend.package import SkillPackage
     from skillc.ir.render import RenderDocument
     from skillc.ir.viewport import Viewport
+    from skillc.runtime.contracts import ConsoleEntry
     from skillc.runtime.contracts import AtomicApiResult
 
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
     help="AN API RESULT: an AtomicApiResult {content, structuredContent?, _meta?, isError?} as an API "
     "returns it; the card's index.js runs, gets it through its Input and Result notifications, and "
-    "what it setData()s is rendered.",
+    "what it setData()s is rendered; its console lines go to stderr with file:line.",
 )
 @click.option(
     "--args",
@@ -140,7 +141,12 @@ def render(
             click.echo("skillc: error: --args must be a JSON object", err=True)
             sys.exit(EXIT_USAGE)
         seed = storage_seed(storage_path)
-        mounted, card_diags = _mount_result(pkg, component, api_result, arguments, viewport, seed)
+        mounted, card_diags, console = _mount_result(pkg, component, api_result, arguments, viewport, seed)
+        if console:
+            # The card's own console.log on mount, on stderr beside the findings, as `call` prints an API's.
+            from skillc.runtime.api.report import console_lines
+
+            click.echo("\n".join(["card console:", *console_lines(console, "  ")]), err=True)
         shown = render_text(card_diags, pkg.sources, prefix=str(skill))
         if shown:
             click.echo(shown, err=True, nl=False)
@@ -230,10 +236,11 @@ def _mount_result(
     arguments: dict[str, Any],
     viewport: Viewport,
     seed: dict[str, Any] | None = None,
-) -> tuple[RenderDocument | None, list[Diagnostic]]:
+) -> tuple[RenderDocument | None, list[Diagnostic], list[ConsoleEntry]]:
     """Mount the card the way a call of its API would, with ``result`` standing in for the call:
     the card host compiles it, runs its index.js (created, attached, Input, Result) and renders
-    the data the card set. Returns the document, or None when the card fell back."""
+    the data the card set. Returns the document (None when the card fell back), the diagnostics
+    and the card VM's console lines."""
     import asyncio
     import tempfile
 
@@ -270,4 +277,4 @@ def _mount_result(
         finally:
             runtime.close()
     diags = [*runtime.diagnostics, *outcome.api.diagnostics, *outcome.diagnostics, *outcome.findings]
-    return (outcome.card.document if outcome.card is not None else None), diags
+    return (outcome.card.document if outcome.card is not None else None), diags, outcome.console

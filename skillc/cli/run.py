@@ -73,7 +73,8 @@ def run(
     """Replay a scripted conversation: API calls, taps on card nodes, follow-ups, approvals.
 
     Each step prints the API result, a compact outline of the card's Render IR, the patches a
-    tap produced and the actions the card asked for (follow-up messages, api/calls, expiry,
+    tap produced, the console lines of the API and of the card (mount, taps, timers; with
+    file:line) and the actions the card asked for (follow-up messages, api/calls, expiry,
     wx.previewMedia and wx.makePhoneCall); a map or canvas shows its static preview.
     A card that fails to render is replaced by the generic CardSpec fallback card. A call or
     follow step's "payment" ("success", "fail", "cancel") is how the test payment provider answers

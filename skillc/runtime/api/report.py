@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from skillc.diagnostics import render_text
 from skillc.runtime.api.result import handoff_of
-from skillc.runtime.contracts import ApiCallOutcome
+from skillc.runtime.contracts import ApiCallOutcome, ConsoleEntry
 
 
 def render_outcome(outcome: ApiCallOutcome, sources: dict[str, str] | None = None) -> str:
@@ -34,12 +34,7 @@ def render_outcome(outcome: ApiCallOutcome, sources: dict[str, str] | None = Non
         lines.append(f"card action: {json.dumps(action.wire(), ensure_ascii=False)}")
     if outcome.console:
         lines.append("console:")
-        for entry in outcome.console:
-            stamp = datetime.fromtimestamp(entry.timestamp / 1000, UTC).strftime("%H:%M:%S.%f")[:-3]
-            where = f" {entry.file}:{entry.line}" if entry.file and entry.line else ""
-            first, *rest = entry.text.splitlines() or [""]
-            lines.append(f"  {stamp} {entry.level:5}{where}  {first}")
-            lines.extend("      " + t for t in rest)
+        lines.extend(console_lines(outcome.console, "  "))
     if outcome.audit is not None:
         a = outcome.audit
         lines.append(f"audit: {a.outcome.value} by {a.user_did} at {a.time} ({a.arguments_digest[:19]}...)")
@@ -50,3 +45,16 @@ def render_outcome(outcome: ApiCallOutcome, sources: dict[str, str] | None = Non
     if outcome.diagnostics:
         text += render_text(outcome.diagnostics, sources or {})
     return text
+
+
+def console_lines(entries: list[ConsoleEntry], indent: str = "") -> list[str]:
+    """One line per console entry: time, level, file:line where the VM knows it, the text (its
+    further lines indented below). What ``call``, ``run`` and ``render`` print alike."""
+    lines: list[str] = []
+    for entry in entries:
+        stamp = datetime.fromtimestamp(entry.timestamp / 1000, UTC).strftime("%H:%M:%S.%f")[:-3]
+        where = f" {entry.file}:{entry.line}" if entry.file and entry.line else ""
+        first, *rest = entry.text.splitlines() or [""]
+        lines.append(f"{indent}{stamp} {entry.level:5}{where}  {first}")
+        lines.extend(f"{indent}    " + t for t in rest)
+    return lines

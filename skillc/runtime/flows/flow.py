@@ -44,7 +44,7 @@ from skillc.runtime.cards.card_models import (
     TimerFiring,
 )
 from skillc.runtime.cards.card_timers import VirtualClock
-from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome
+from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome, ConsoleEntry
 from skillc.runtime.host.payment import PaymentOutcome, ScriptedPaymentProvider
 
 
@@ -126,6 +126,8 @@ class StepRecord(BaseModel):
     findings: list[Diagnostic] = Field(default_factory=list)
     timers: list[TimerFiring] = Field(default_factory=list, description="the timer callbacks a wait ran")
     visibility: list[str] = Field(default_factory=list, description="the dynamic cards a visibility step reached")
+    # The card VM's console.log on mount, taps and timers (the API VM's is in each ``api`` outcome).
+    console: list[ConsoleEntry] = Field(default_factory=list)
     failed: bool = False
 
     def wire(self) -> dict[str, Any]:
@@ -149,6 +151,7 @@ class StepRecord(BaseModel):
             ),
             # only when there is one: a flow without handoffs keeps the form it always had
             **({"handoffs": [h.wire() for h in self.handoffs]} if self.handoffs else {}),
+            **({"console": [c.wire() for c in self.console]} if self.console else {}),
             **({"timers": [t.wire() for t in self.timers]} if self.kind == "wait" else {}),
             **({"visibility": self.visibility} if self.kind == "visibility" else {}),
         }
@@ -272,6 +275,7 @@ class FlowRunner:
         if handoff is not None:
             record.handoffs.append(handoff)
         record.diagnostics += outcome.api.diagnostics + outcome.diagnostics
+        record.console += outcome.console
         for finding in outcome.findings:
             if finding not in self._findings_seen:
                 self._findings_seen.add(finding)
@@ -288,8 +292,9 @@ class FlowRunner:
 
     def _take_event(self, record: StepRecord, outcome: EventOutcome, *, patches: bool = True) -> None:
         record.handled += outcome.handled
-        if patches:  # a wait's patches stay with the timer that made them (record.timers)
+        if patches:  # a wait's patches and console stay with the timer that made them (record.timers)
             record.patches += outcome.patches
+            record.console += outcome.console
         record.actions += outcome.actions
         record.diagnostics += outcome.diagnostics
         self._remember(outcome.actions)

@@ -9,6 +9,7 @@ from skillc.diagnostics import render_text
 from skillc.ir.diff import Patch, patches_to_plain
 from skillc.ir.previews import canvas_drawing, drawing_summary, preview_summary
 from skillc.ir.render import TEXT, RenderNode
+from skillc.runtime.api.report import console_lines
 from skillc.runtime.api.result import Handoff
 from skillc.runtime.cards.card_models import ComponentAction, SendFollowUpMessage
 from skillc.runtime.flows.flow import StepRecord
@@ -84,6 +85,9 @@ def render_flow(records: list[StepRecord], sources: dict[str, str] | None = None
             approval = "" if api.approved is None else (" approved" if api.approved else " not approved")
             out.append(f"  {api.api_name}: {'error' if res.is_error else 'ok'} (risk {api.risk.value}{approval})")
             out.extend("    " + t for t in res.text.splitlines())
+            if api.console:
+                out.append("    console:")
+                out.extend(console_lines(api.console, "      "))
             for used in api.stand_in_audit or []:
                 out.append(f"    {used.wx_api}: {used.outcome.value} (risk {used.risk.value})")
         for card in r.cards:
@@ -96,6 +100,9 @@ def render_flow(records: list[StepRecord], sources: dict[str, str] | None = None
                 + (_live_timers(card.pending_timers) if card.cursor is not None else "")
             )
             out.extend("    " + line for line in outline(doc.root))
+        if r.console:
+            out.append("  card console:")
+            out.extend(console_lines(r.console, "    "))
         for handoff in r.handoffs:
             out.extend(handoff_lines(handoff))
         for i, fb in enumerate(r.fallbacks):
@@ -137,6 +144,9 @@ def timer_lines(record: StepRecord) -> list[str]:
         patches = f.outcome.patches
         lines.append(f"  timer {f.timer_id} on {f.card_id} at {f.at_ms:g} ms: patches ({len(patches)}):")
         lines.extend("    " + patch_line(p) for p in patches)
+        if f.outcome.console:
+            lines.append("    console:")
+            lines.extend(console_lines(f.outcome.console, "      "))
     return lines
 
 
