@@ -27,9 +27,7 @@ def test_run_prints_the_api_and_the_card_console_of_each_step() -> None:
 
 
 def test_run_json_carries_the_card_console_per_step() -> None:
-    code, out, _err = invoke(
-        "run", str(SKILL), "--script", str(SKILL / "flows" / "greet.json"), "--format", "json"
-    )
+    code, out, _err = invoke("run", str(SKILL), "--script", str(SKILL / "flows" / "greet.json"), "--format", "json")
     assert code == 0, out
     first, second = json.loads(out)
     assert [(c["level"], c["text"], c["file"], c["line"]) for c in first["console"]] == [

@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from skillc.frontend.package import SkillPackage
     from skillc.ir.render import RenderDocument
     from skillc.ir.viewport import Viewport
-    from skillc.runtime.contracts import ConsoleEntry
-    from skillc.runtime.contracts import AtomicApiResult
+    from skillc.runtime.contracts import AtomicApiResult, ConsoleEntry
 
 
 @click.command()
