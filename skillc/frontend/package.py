@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillc.diagnostics import DiagnosticSink, Span
+from skillc.frontend.front_matter import parse_front_matter
 from skillc.frontend.jsonsrc import JArray, JNode, JObject, parse_json, type_name
 from skillc.frontend.manifest import MAX_APIS, Manifest, check_manifest, checked_items
 from skillc.frontend.modpaths import EXTENSIONS, REFUSALS, CodeRoot
@@ -341,6 +342,7 @@ def _check_skill_md(pkg: SkillPackage, sink: DiagnosticSink) -> None:
         )
     elif not text.strip():
         sink.emit("SKL010", "SKILL.md is empty", file="SKILL.md")
+    parse_front_matter(text, sink)
 
 
 def _load_components(pkg: SkillPackage, sink: DiagnosticSink) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from skillc.frontend.front_matter import parse_front_matter
 from skillc.frontend.package import SkillPackage
 
 SKILL_MD_MIME = "text/markdown"
@@ -24,7 +25,6 @@ SKILL_MD_MIME = "text/markdown"
 # 16000 bytes by WeChat's rule, so one skill's whole text fits).
 INSTRUCTIONS_LIMIT = 16000
 
-_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.S)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
 
@@ -46,21 +46,14 @@ class SkillDoc:
 
 def skill_doc(package: SkillPackage) -> SkillDoc:
     text = package.skill_md or ""
-    front: dict[str, str] = {}
-    body = text
-    matched = _FRONT_MATTER.match(text)
-    if matched:
-        body = text[matched.end() :]
-        for line in matched.group(1).splitlines():
-            key, sep, value = line.partition(":")
-            if sep and key.strip() in ("name", "description"):
-                front[key.strip()] = value.strip().strip("\"'")
-    title, paragraph = _title_and_first_paragraph(body)
+    front = parse_front_matter(text)  # its findings were reported when the package was checked
+    title, paragraph = _title_and_first_paragraph(front.body)
+    description = (front.text("description") or "").strip()
     return SkillDoc(
         skill=package.name,
         text=text,
-        title=title or front.get("name") or package.name,
-        description=front.get("description") or paragraph or f"How to use the {package.name} skill's tools.",
+        title=title or front.text("name") or package.name,
+        description=description or paragraph or f"How to use the {package.name} skill's tools.",
     )
 
 
