@@ -178,6 +178,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("MCP024", _E, "More APIs (500) or components (800) than a 24000-character mcp.json can hold; the rest are not checked."),
     CodeInfo("MCP025", _W, "A schema pattern (or patternProperties key) RE2 cannot run (backreference, lookaround): calls of the API are refused (RUN040)."),
     CodeInfo("MCP030", _W, 'An inputSchema string has "format": "image" or "file", a local upload path WeChat fills in; skillc has no uploaded file, so a call that passes it answers unsupported_format (RUN081).'),
+    CodeInfo("MCP031", _W, "An API name is not a tool name model APIs accept (^[a-zA-Z0-9_-]{1,64}$: dots, spaces, CJK, over 64 characters); skillc serve serves it under a stable safe name."),
     # -- skill scripts, scanned statically (frontend/scripts.py) ------------------------
     CodeInfo("JS001", _E, "An API declared in mcp.json is never registered by index.js.", official="V007"),
     CodeInfo("JS002", _E, "index.js registers an API that mcp.json does not declare.", official="V007"),

@@ -33,6 +33,7 @@ from skillc.frontend.jsonsrc import (
 )
 from skillc.frontend.patterns import unsupported_patterns
 from skillc.frontend.plain_schema import plainly_valid
+from skillc.frontend.tool_names import is_model_safe, model_safe_name
 from skillc.frontend.upload_formats import check_upload_formats
 from skillc.gcpause import collector_paused
 
@@ -294,6 +295,15 @@ def _check_api(
             )
         else:
             seen[name] = name_node.span
+        if name.strip() and not is_model_safe(name):
+            sink.emit(
+                "MCP031",
+                f'API name "{name}" is not a tool name model APIs accept (^[a-zA-Z0-9_-]{{1,64}}$); '
+                f"skillc serve serves it as {model_safe_name(name)}",
+                file=FILE,
+                span=name_node.span,
+                hint="name APIs with ASCII letters, digits, _ and - (at most 64)",
+            )
     desc_node = item.get("description")
     if desc_node is not None and isinstance(desc_node.to_python(), str) and not str(desc_node.to_python()).strip():
         sink.emit("MCP006", f"`/apis/{i}/description` is empty", file=FILE, span=desc_node.span)

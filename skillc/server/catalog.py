@@ -3,7 +3,8 @@
 ``skillc serve`` takes skill folders or a mini-program project folder (its app.json lists
 ``agent.skills``). Each skill keeps its own runtime; tool names are the API names, prefixed
 ``<skill>__`` only where two skills declare the same name, so a single skill's tools keep the
-names its SKILL.md talks about.
+names its SKILL.md talks about; a name model APIs would refuse is served under a stable safe
+name (skillc.frontend.tool_names), its API name in the tool's ``_meta["skillc/api"]`` and title.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from skillc.diagnostics import Diagnostic, DiagnosticSink
 from skillc.frontend.package import SkillPackage, load_skill
 from skillc.frontend.project import load_project
+from skillc.frontend.tool_names import model_safe_name
 from skillc.runtime.api.api_runtime import api_risk
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.tools import CARD_EVENT_TOOL, HANDOFF_VIEW, ServedApi, handoff_uri, ui_uri, uses_wx_request
@@ -91,8 +93,9 @@ def build_catalogue(skills: list[LoadedSkill], config: RuntimeConfig) -> Catalog
         open_world = uses_wx_request(pkg)
         folders = {f.path for f in pkg.components.values()}
         for spec in pkg.manifest.apis:
-            tool = spec.name if names[spec.name] == 1 and spec.name != CARD_EVENT_TOOL else f"{pkg.name}__{spec.name}"
-            if tool != spec.name:
+            shared = names[spec.name] > 1 or spec.name == CARD_EVENT_TOOL
+            tool = model_safe_name(f"{pkg.name}__{spec.name}" if shared else spec.name)
+            if shared:
                 sink.emit(
                     "SRV003",
                     f"the API {spec.name} of {pkg.name} is served as the tool {tool}: another skill declares "

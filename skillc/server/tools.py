@@ -111,12 +111,35 @@ def tool_for(api: ServedApi, *, strict_output: bool = False) -> Tool:
         description += f" (Risk {api.risk.value}: runs only with the user's consent.)"
     return Tool(
         name=api.tool_name,
+        title=tool_title(api),
         description=description,
         input_schema=spec.input_schema,
         output_schema=spec.output_schema if strict_output else None,
         annotations=annotations,
         _meta=meta,
     )
+
+
+_SENTENCE_END = re.compile(r"[。！？；.!?;](?:\s|$)|[。！？；]")
+TITLE_LIMIT = 64
+
+
+def tool_title(api: ServedApi) -> str:
+    """A display name: mcp.json's ``title`` when the API has one, else the description's first
+    sentence (cut at a word to fit ``TITLE_LIMIT``); the API name beside it when the tool is
+    served under another name, so a person sees what the skill calls it."""
+    spec = api.spec
+    given = (spec.model_extra or {}).get("title")
+    title = given.strip() if isinstance(given, str) and given.strip() else ""
+    if not title:
+        first = _SENTENCE_END.split(spec.description.strip(), maxsplit=1)[0].strip()
+        title = first or spec.name
+    if len(title) > TITLE_LIMIT:
+        cut = title[: TITLE_LIMIT - 1]
+        title = (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+    if api.tool_name != spec.name and spec.name not in title:
+        title = f"{title} ({spec.name})"
+    return title
 
 
 # The card-event tool's inputSchema is generated from this model, its event enum from the ir table.
