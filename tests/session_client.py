@@ -20,7 +20,7 @@ class SessionClient(Client):
             return meta
         return {SESSION_META: self.skillc_session, **(meta or {})}  # a test's own _meta wins
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *args: Any, **kw: Any) -> Any:  # type: ignore[override]
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *args: Any, **kw: Any) -> Any:
         kw["meta"] = self._meta(kw.get("meta"))
         result = await super().call_tool(name, arguments, *args, **kw)
         named = (result.meta or {}).get(SESSION_META) if isinstance(result, CallToolResult) else None
@@ -28,6 +28,6 @@ class SessionClient(Client):
             self.skillc_session = named
         return result
 
-    async def read_resource(self, uri: str, **kw: Any) -> ReadResourceResult:  # type: ignore[override]
+    async def read_resource(self, uri: str, **kw: Any) -> ReadResourceResult:
         kw["meta"] = self._meta(kw.get("meta"))
         return await super().read_resource(uri, **kw)

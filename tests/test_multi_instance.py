@@ -231,9 +231,7 @@ def test_a_consent_asked_on_a_is_answered_on_b_and_spent_once(instances: tuple[I
             state = asked.request_state
             # The host carries the session the answer named (_meta["skillc/session"]) to either instance.
             carried = {"skillc/session": (asked.meta or {})["skillc/session"]}
-            done = await on_b.session.call_tool(
-                "clearNote", {}, input_responses=yes, request_state=state, meta=carried
-            )
+            done = await on_b.session.call_tool("clearNote", {}, input_responses=yes, request_state=state, meta=carried)
             again = await on_a.session.call_tool(
                 "clearNote", {}, input_responses=yes, request_state=state, meta=carried
             )

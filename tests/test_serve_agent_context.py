@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.conftest import COFFEE, request_records
-from tests.test_server import apps_client, make_lab_skill
 from tests.session_client import SessionClient
+from tests.test_server import apps_client, make_lab_skill
 
 NOTE_MCP = {
     "apis": [

@@ -23,8 +23,8 @@ from skillc.server.consent import ConsentPolicy
 from skillc.server.events import EventHub, EventLimits, EventQuery, EventUriError, parse_events_uri
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.conftest import COFFEE
-from tests.test_server import apps_client
 from tests.session_client import SessionClient
+from tests.test_server import apps_client
 
 # -- the buffer -------------------------------------------------------------------------------------
 # Every buffer test runs on each backend: this process's memory, and the state store's tables on

@@ -54,7 +54,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
         yield handle
 
 
-def _client(url: str, name: str = "claude-ai", version: str = "0.1.0", *, carry: bool = True) -> Client:
+def _client(url: str, name: str = "claude-ai", version: str = "0.1.0", *, carry: bool = True) -> Any:
     """An MCP Apps host; ``carry``: it sends back the session its results name (else it never
     sends _meta, as a 2025-era host)."""
     info = Implementation(name=name, version=version)
@@ -62,9 +62,9 @@ def _client(url: str, name: str = "claude-ai", version: str = "0.1.0", *, carry:
     return kind(url, extensions=[APPS], client_info=info, mode="legacy")
 
 
-async def _events(client: Client, uri: str) -> list[dict[str, Any]]:
+async def _events(client: Any, uri: str) -> list[dict[str, Any]]:
     read = await client.read_resource(f"{uri}?limit=1000")
-    page: dict[str, Any] = json.loads(read.contents[0].text)  # type: ignore[union-attr]
+    page: dict[str, Any] = json.loads(read.contents[0].text)
     events: list[dict[str, Any]] = page["events"]
     return events
 
@@ -177,7 +177,7 @@ def test_events_of_another_session_are_refused(server: ServeHandle) -> None:
 
 
 def test_artefacts_of_another_session_are_refused_and_the_holder_reads_them(server: ServeHandle) -> None:
-    async def session() -> tuple[str, str, bytes]:
+    async def session() -> tuple[str, str, str]:
         async with _client(server.url, carry=False) as owner:  # a 2025-era host: never sends _meta
             shown = await owner.call_tool("searchDrinks", {"keyword": "latte"})
             ref = shown.meta["skillc/card"]["documentRef"]
@@ -190,7 +190,7 @@ def test_artefacts_of_another_session_are_refused_and_the_holder_reads_them(serv
             for guess in (digest_only, f"{digest_only}?session={forged}", f"{digest_only}?session=s-{carried[3:35]}"):
                 with pytest.raises(MCPError, match="Unknown resource: artefact://sha256/"):
                     await intruder.read_resource(guess)
-        return uri, shown.meta[SESSION_META], read.contents[0].blob  # type: ignore[union-attr]
+        return uri, shown.meta[SESSION_META], read.contents[0].blob
 
     uri, owner_session, blob = run(session())
     assert uri.endswith(f"?session={owner_session}") and blob
@@ -297,7 +297,7 @@ async def _stdio_calls(state: Path, keywords: list[str]) -> list[tuple[str, list
     with (state.parent / "stderr.txt").open("a", encoding="utf-8") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:  # never sends _meta
             for keyword in keywords:
-                shown = await client.call_tool("searchDrinks", {"keyword": keyword})
+                shown: Any = await client.call_tool("searchDrinks", {"keyword": keyword})
                 got.append((shown.meta[SESSION_META], await _events(client, shown.meta["skillc/events"])))
     return got
 

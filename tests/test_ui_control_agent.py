@@ -21,8 +21,8 @@ from mcp_types import ElicitRequestParams, ElicitResult, Implementation
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.conftest import COFFEE
-from tests.test_server import APPS
 from tests.session_client import SessionClient
+from tests.test_server import APPS
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,9 @@ def _client(url: str, name: str, asked: list[str]) -> Client:
         asked.append(params.message.splitlines()[0])  # type: ignore[union-attr]
         return ElicitResult(action="accept", content={"approve": True})
 
-    return SessionClient(url, extensions=[APPS], elicitation_callback=user, client_info=Implementation(name=name, version="1"))
+    return SessionClient(
+        url, extensions=[APPS], elicitation_callback=user, client_info=Implementation(name=name, version="1")
+    )
 
 
 def test_the_order_is_completed_through_ui_control(server: ServeHandle) -> None:
