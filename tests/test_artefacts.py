@@ -20,8 +20,10 @@ from skillc.server.artefacts import (
     ArtefactTooLarge,
     FileRef,
     MetadataValue,
+    artefact_uri,
     parse_uri,
     resource_template,
+    session_in_uri,
 )
 
 T0 = 1_796_220_000.0  # 2026-12-02T14:00:00Z
@@ -250,7 +252,8 @@ def test_the_same_bytes_from_two_sessions_stay_separate(make: Make) -> None:
     store = make(clock=Clock())
     a = store.put(b"blank page", session_id="A", tool_call_id="a-1")
     b = store.put(b"blank page", session_id="B", tool_call_id="b-1")
-    assert a.uri == b.uri
+    # One digest, two refs: each session's uri carries its session, the store reads by digest.
+    assert (a.digest, a.uri, b.uri) == (b.digest, artefact_uri(a.digest[7:], "A"), artefact_uri(a.digest[7:], "B"))
     assert store.get(a.uri, session_id="A") == (a, b"blank page")
     assert store.get(a.uri, session_id="B") == (b, b"blank page")
     assert store.get(a.uri, session_id="C") is None
@@ -312,13 +315,19 @@ def test_malformed_uris_give_none(uri: str, make: Make) -> None:
 
 def test_parse_uri_gives_the_hex_digest() -> None:
     hexd = hashlib.sha256(b"x").hexdigest()
-    assert parse_uri(ARTEFACT_URI_TEMPLATE.format(digest=hexd)) == hexd
+    assert parse_uri(f"artefact://sha256/{hexd}") == hexd
+    assert parse_uri(f"artefact://sha256/{hexd}?session=s1-ab") == hexd
+    assert (session_in_uri(f"artefact://sha256/{hexd}?session=s1-ab"), session_in_uri(f"artefact://sha256/{hexd}")) == (
+        "s1-ab",
+        None,
+    )
+    assert parse_uri(f"artefact://sha256/{hexd}?session=a/b") is None
 
 
 def test_resource_template() -> None:
     template = resource_template()
     wire = template.model_dump(by_alias=True, exclude_none=True)
-    assert wire["uriTemplate"] == "artefact://sha256/{digest}"
+    assert wire["uriTemplate"] == ARTEFACT_URI_TEMPLATE == "artefact://sha256/{digest}{?session}"
     assert (wire["name"], wire["mimeType"]) == ("artefact", "application/octet-stream")
     assert wire["title"] and wire["description"]
 

@@ -84,6 +84,8 @@ def test_the_view_applies_timer_patches_and_pauses_the_card_while_hidden(page: A
     view.wait_for_function(f"() => parseInt(document.querySelector('{LEFT}').textContent) <= 57", timeout=10_000)
     polls = [c for c in calls if c.get("name") == "skillc_card_updates"]
     assert polls and polls[0]["arguments"]["cardId"] == card_id and polls[0]["arguments"]["since"].endswith(".0")
+    carried = {"skillc/session": result["_meta"]["skillc/session"]}
+    assert polls[0]["_meta"] == carried  # the view carries its card's session
 
     # A tap between two beats: its patches and the timers' come out in the server's order.
     page.frame_locator("iframe").locator('[data-uid="0.3"]').click()
@@ -100,7 +102,11 @@ def test_the_view_applies_timer_patches_and_pauses_the_card_while_hidden(page: A
     page.wait_for_timeout(1000)  # five intervals: a visible card would have ticked
     assert _seconds(left.inner_text()) == frozen and len(calls) == asked
     # The view's copy is the server's: nothing after its cursor, and the server's tree says the same.
-    now = rpc(pickup_server.url, "tools/call", {"name": "skillc_card_updates", "arguments": {"cardId": card_id}})
+    now = rpc(
+        pickup_server.url,
+        "tools/call",
+        {"name": "skillc_card_updates", "arguments": {"cardId": card_id}, "_meta": carried},
+    )
     out = now.json()["result"]["structuredContent"]
     assert out["hidden"] is True and out["cursor"] == cursor
     (reset,) = out["updates"]

@@ -63,6 +63,12 @@ def multi_instance_state(request: pytest.FixtureRequest, tmp_path: Path) -> Inst
     return InstanceState(args=("--state-dir", str(tmp_path / "state")))
 
 
+# The one host these tests speak for: the session it carries across instances (a fresh state
+# store's key verifies no earlier test's session, so the first call of each test starts one).
+_HOST_SESSION: dict[str, str] = {}
+_HOST_LOCK = threading.Lock()
+
+
 @dataclass
 class Instance:
     name: str
@@ -80,7 +86,18 @@ class Instance:
         return result
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        return self.rpc("tools/call", {"name": name, "arguments": arguments})
+        """A tools/call as one host makes it on any instance: it carries the session the last
+        result named (``_meta["skillc/session"]``), so a card made on A is tapped on B in its session."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        with _HOST_LOCK:
+            if "session" in _HOST_SESSION:
+                params["_meta"] = {"skillc/session": _HOST_SESSION["session"]}
+        result = self.rpc("tools/call", params)
+        named = result.get("_meta", {}).get("skillc/session")
+        if isinstance(named, str):
+            with _HOST_LOCK:
+                _HOST_SESSION["session"] = named
+        return result
 
     def show_counter(self, label: str) -> str:
         result = self.call("showCounter", {"label": label})
@@ -212,8 +229,12 @@ def test_a_consent_asked_on_a_is_answered_on_b_and_spent_once(instances: tuple[I
             asked = await on_a.session.call_tool("clearNote", {}, allow_input_required=True)
             assert isinstance(asked, InputRequiredResult), asked
             state = asked.request_state
-            done = await on_b.session.call_tool("clearNote", {}, input_responses=yes, request_state=state)
-            again = await on_a.session.call_tool("clearNote", {}, input_responses=yes, request_state=state)
+            # The host carries the session the answer named (_meta["skillc/session"]) to either instance.
+            carried = {"skillc/session": (asked.meta or {})["skillc/session"]}
+            done = await on_b.session.call_tool("clearNote", {}, input_responses=yes, request_state=state, meta=carried)
+            again = await on_a.session.call_tool(
+                "clearNote", {}, input_responses=yes, request_state=state, meta=carried
+            )
             events = await on_b.read_resource(done.meta["skillc/events"] + "?limit=1000") if done.meta else None
             return done, again, events
 

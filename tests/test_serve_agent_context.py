@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.conftest import COFFEE, request_records
+from tests.session_client import SessionClient
 from tests.test_server import apps_client, make_lab_skill
 
 NOTE_MCP = {
@@ -139,7 +139,7 @@ def run(coro: Any) -> Any:
 
 def test_one_skill_s_instructions_are_its_skill_md(note_server: ServeHandle) -> None:
     async def session() -> Any:
-        async with Client(note_server.url, mode="legacy") as client:
+        async with SessionClient(note_server.url, mode="legacy") as client:
             return client.instructions
 
     instructions = run(session())
@@ -152,7 +152,7 @@ def test_several_skills_give_names_and_first_paragraphs(tmp_path: Path) -> None:
     with _start((COFFEE, lab), tmp_path / "state") as handle:
 
         async def session() -> Any:
-            async with Client(handle.url, mode="legacy") as client:
+            async with SessionClient(handle.url, mode="legacy") as client:
                 return client.instructions
 
         text = run(session())
@@ -164,7 +164,7 @@ def test_several_skills_give_names_and_first_paragraphs(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_skill_md_is_a_prompt_and_a_resource(note_server: ServeHandle, mode: str) -> None:
     async def session() -> Any:
-        async with Client(note_server.url, mode=mode) as client:
+        async with SessionClient(note_server.url, mode=mode) as client:
             prompts = (await client.list_prompts()).prompts
             got = await client.get_prompt("note-skill")
             resources = {str(r.uri): r for r in (await client.list_resources()).resources}
@@ -195,7 +195,7 @@ def test_the_coffee_prompt_is_its_skill_md(tmp_path: Path) -> None:
     with _start((COFFEE,), tmp_path) as handle:
 
         async def session() -> Any:
-            async with Client(handle.url) as client:
+            async with SessionClient(handle.url) as client:
                 return await client.get_prompt("coffee-skill")
 
         got = run(session())
@@ -208,7 +208,7 @@ def test_the_coffee_prompt_is_its_skill_md(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_a_result_that_breaks_its_output_schema_reaches_the_client(note_server: ServeHandle, mode: str) -> None:
     async def session() -> Any:
-        async with Client(note_server.url, mode=mode) as client:
+        async with SessionClient(note_server.url, mode=mode) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             return tools, await client.call_tool("shape", {})
 
@@ -225,7 +225,7 @@ def test_a_result_that_breaks_its_output_schema_reaches_the_client(note_server: 
 
 def test_strict_output_advertises_and_enforces_the_schema(strict_server: ServeHandle) -> None:
     async def session() -> Any:
-        async with Client(strict_server.url) as client:
+        async with SessionClient(strict_server.url) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             return tools, await client.call_tool("shape", {})
 
@@ -243,7 +243,7 @@ def test_strict_output_advertises_and_enforces_the_schema(strict_server: ServeHa
 
 def test_consent_is_said_once_in_a_description(note_server: ServeHandle, coffee_url: str) -> None:
     async def listed(url: str) -> dict[str, str]:
-        async with Client(url, mode="legacy") as client:
+        async with SessionClient(url, mode="legacy") as client:
             return {t.name: t.description or "" for t in (await client.list_tools()).tools}
 
     note = run(listed(note_server.url))
@@ -265,7 +265,7 @@ def coffee_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def test_a_result_carries_its_console(note_server: ServeHandle) -> None:
     async def session() -> Any:
-        async with Client(note_server.url, mode="legacy") as client:
+        async with SessionClient(note_server.url, mode="legacy") as client:
             return await client.call_tool("shape", {})
 
     console = run(session()).meta["skillc/console"]
@@ -282,7 +282,7 @@ def test_console_lines_become_log_notifications_when_asked(note_server: ServeHan
         seen.append(params)
 
     async def session(level: str | None) -> None:
-        async with Client(note_server.url, logging_callback=got, log_level=level) as client:  # type: ignore[arg-type]
+        async with SessionClient(note_server.url, logging_callback=got, log_level=level) as client:  # type: ignore[arg-type]
             assert client.protocol_version == "2026-07-28"
             await client.call_tool("shape", {})
 
@@ -303,9 +303,9 @@ def test_console_lines_become_log_notifications_when_asked(note_server: ServeHan
 def test_a_client_without_mcp_apps_gets_no_card(note_server: ServeHandle) -> None:
     async def session() -> tuple[Any, Any, Any]:
         async with (
-            Client(note_server.url) as plain,
+            SessionClient(note_server.url) as plain,
             apps_client(note_server.url) as apps,
-            Client(note_server.url, mode="legacy") as legacy,
+            SessionClient(note_server.url, mode="legacy") as legacy,
         ):
             return (
                 await plain.call_tool("remember", {}),
@@ -363,21 +363,25 @@ def test_restyle_renders_the_card_for_the_host_theme_and_keeps_it(note_server: S
 
 
 def test_a_restyled_card_is_rebuilt_in_its_scheme(note_skill: Path, tmp_path: Path) -> None:
-    async def first(url: str) -> str:
+    async def first(url: str) -> tuple[str, str]:
         async with apps_client(url) as client:
             shown = await client.call_tool("remember", {})
             card_id: str = shown.meta["skillc/card"]["cardId"]
             await client.call_tool("skillc_card_view", {"cardId": card_id, "colorScheme": "dark"})
-            return card_id
+            return card_id, shown.meta["skillc/session"]
 
-    async def after_restart(url: str, card_id: str) -> Any:
+    async def after_restart(url: str, card_id: str, session: str) -> Any:
+        # The card's session outlives the restart (the key is in the state directory); its view
+        # carries it, as the card view does.
         async with apps_client(url) as client:
-            return await client.call_tool("skillc_card_view", {"cardId": card_id, "width": 300})
+            return await client.call_tool(
+                "skillc_card_view", {"cardId": card_id, "width": 300}, meta={"skillc/session": session}
+            )
 
     with _start((note_skill,), tmp_path) as handle:
-        card_id = run(first(handle.url))
+        card_id, session = run(first(handle.url))
     with _start((note_skill,), tmp_path) as handle:  # the same state directory: a rebuilt card
-        restyled = run(after_restart(handle.url, card_id))
+        restyled = run(after_restart(handle.url, card_id, session))
     (patch,) = restyled.structured_content["patches"]
     assert _root_style(patch["node"])["background-color"] == "#101010"
 
@@ -389,7 +393,7 @@ def test_every_request_is_one_log_record(note_server: ServeHandle) -> None:
     with request_records() as records:
 
         async def session() -> None:
-            async with Client(note_server.url) as client:
+            async with SessionClient(note_server.url) as client:
                 await client.list_tools()
                 await client.call_tool("remember", {})
                 await client.call_tool("wipe", {})
@@ -415,7 +419,7 @@ def test_every_request_is_one_log_record(note_server: ServeHandle) -> None:
 
 def test_plain_serve_says_a_debugger_is_available(note_server: ServeHandle, note_skill: Path) -> None:
     async def session() -> Any:
-        async with Client(note_server.url) as client:
+        async with SessionClient(note_server.url) as client:
             return await client.read_resource("skillc://debugger/descriptor")
 
     descriptor = json.loads(run(session()).contents[0].text)

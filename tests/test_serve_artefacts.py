@@ -55,21 +55,24 @@ def test_a_large_card_comes_as_an_artefact_ref(server: ServeHandle) -> None:
             ref = shown.meta["skillc/card"]["documentRef"]
             read = await client.read_resource(ref["uri"])
         async with apps_client(server.url, client_info=Implementation(name="other", version="1")) as other:
+            # Knowing the digest opens nothing: only the uri the result handed out (it carries the
+            # owner's session capability) reads the owner's ref.
             with pytest.raises(MCPError, match="Unknown resource: artefact://sha256/"):
-                await other.read_resource(ref["uri"])
+                await other.read_resource(ref["uri"].split("?")[0])
             with pytest.raises(MCPError, match=r"Unknown resource: artefact://sha256/0{64}"):
                 await other.read_resource("artefact://sha256/" + "0" * 64)
         return templates, shown, read
 
     templates, shown, read = run(session())
-    assert "artefact://sha256/{digest}" in [t.uri_template for t in templates.resource_templates]
+    assert "artefact://sha256/{digest}{?session}" in [t.uri_template for t in templates.resource_templates]
     card = shown.meta["skillc/card"]
     assert "document" not in card
     ref = card["documentRef"]
     (contents,) = read.contents
     body = base64.b64decode(contents.blob)
     digest = hashlib.sha256(body).hexdigest()
-    assert ref["uri"] == f"artefact://sha256/{digest}" and ref["digest"] == f"sha256:{digest}"
+    session = shown.meta["skillc/session"]
+    assert ref["uri"] == f"artefact://sha256/{digest}?session={session}" and ref["digest"] == f"sha256:{digest}"
     assert (ref["mime"], contents.mime_type) == ("application/vnd.skillc.render-ir+json",) * 2
     assert ref["size_bytes"] == len(body) > 1000
     assert ref["display_name"] == f"{card['cardId']}.render-ir.json"
@@ -109,6 +112,7 @@ def test_an_oversized_result_keeps_its_data_by_reference(tmp_path: Path) -> None
     assert "skillc/card" not in shown.meta
     assert fallback["componentPath"] == "components/drink-list/index"
     ref = fallback["dataRef"]
-    assert ref["uri"] == f"artefact://sha256/{hashlib.sha256(body).hexdigest()}"
+    session = shown.meta["skillc/session"]
+    assert ref["uri"] == f"artefact://sha256/{hashlib.sha256(body).hexdigest()}?session={session}"
     assert (ref["mime"], ref["display_name"]) == ("application/json", "structuredContent.json")
     assert json.loads(body) == shown.structured_content and len(body) > 1024

@@ -25,6 +25,7 @@ from skillc.runtime.config import RuntimeConfig
 from skillc.server.consent import ConsentPolicy
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.conftest import COFFEE, PEERS
+from tests.session_client import SessionClient
 
 LAB_MCP = {
     "apis": [
@@ -95,7 +96,7 @@ APPS = advertise("io.modelcontextprotocol/ui", {"mimeTypes": ["text/html;profile
 
 def apps_client(url: str, **kwargs: Any) -> Client:
     """A client that says it is an MCP Apps host (a 2026-07-28 request without it gets no card)."""
-    return Client(url, extensions=[APPS], **kwargs)
+    return SessionClient(url, extensions=[APPS], **kwargs)
 
 
 # -- the Python SDK client, both protocol modes ----------------------------------------------------
@@ -160,7 +161,7 @@ def test_python_client_lists_calls_and_reads(coffee_server: ServeHandle, mode: s
 
 def test_resources_list_every_bound_component(coffee_server: ServeHandle) -> None:
     async def session() -> list[tuple[str, str]]:
-        async with Client(coffee_server.url, mode="legacy") as client:
+        async with SessionClient(coffee_server.url, mode="legacy") as client:
             listed = await client.list_resources()
             return sorted((str(r.uri), r.mime_type or "") for r in listed.resources)
 
@@ -175,7 +176,7 @@ def test_resources_list_every_bound_component(coffee_server: ServeHandle) -> Non
 
 def test_server_advertises_mcp_apps_on_discover(coffee_server: ServeHandle) -> None:
     async def session() -> Any:
-        async with Client(coffee_server.url) as client:
+        async with SessionClient(coffee_server.url) as client:
             return client.server_capabilities
 
     caps = run(session())
@@ -215,7 +216,7 @@ def test_card_tap_returns_patches_and_the_follow_up(coffee_server: ServeHandle) 
 
 def test_tap_on_an_unknown_card_is_an_error_result(coffee_server: ServeHandle) -> None:
     async def session() -> Any:
-        async with Client(coffee_server.url, mode="legacy") as client:
+        async with SessionClient(coffee_server.url, mode="legacy") as client:
             return await client.call_tool("skillc_card_event", {"cardId": "card-nope", "nodeId": "0"})
 
     result = run(session())
@@ -228,7 +229,7 @@ def test_tap_on_an_unknown_card_is_an_error_result(coffee_server: ServeHandle) -
 
 def _call(url: str, name: str, arguments: dict[str, Any], mode: str = "legacy") -> Any:
     async def session() -> Any:
-        async with Client(url, mode=mode) as client:
+        async with SessionClient(url, mode=mode) as client:
             return await client.call_tool(name, arguments)
 
     return run(session())
@@ -263,7 +264,7 @@ def test_unknown_tool_is_an_error_result(lab_server: ServeHandle) -> None:
 
 def test_colliding_api_names_are_namespaced(lab_server: ServeHandle) -> None:
     async def session() -> list[str]:
-        async with Client(lab_server.url, mode="legacy") as client:
+        async with SessionClient(lab_server.url, mode="legacy") as client:
             return sorted(t.name for t in (await client.list_tools()).tools)
 
     assert run(session()) == [
@@ -323,7 +324,7 @@ def test_l3_asks_by_elicitation_on_2026(
         return ElicitResult(action=action, content=None if approve is None else {"approve": approve})
 
     async def session() -> Any:
-        async with Client(lab_server.url, elicitation_callback=answer) as client:
+        async with SessionClient(lab_server.url, elicitation_callback=answer) as client:
             assert client.protocol_version == "2026-07-28"
             return await client.call_tool("secret", {"n": 21})
 
@@ -334,7 +335,7 @@ def test_l3_asks_by_elicitation_on_2026(
 
 def test_consent_for_other_arguments_is_not_reused(lab_server: ServeHandle) -> None:
     async def session() -> Any:
-        async with Client(lab_server.url, elicitation_callback=None) as client:
+        async with SessionClient(lab_server.url, elicitation_callback=None) as client:
             first = await client.session.call_tool("secret", {"n": 1}, allow_input_required=True)
             return first
 
@@ -409,7 +410,7 @@ def test_typescript_sdk_client(coffee_server: ServeHandle, node_bin: str, peers_
     ]
     assert out["tools"][0]["annotations"] == {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
     assert out["call"]["isError"] is False and out["call"]["total"] == 3
-    assert out["call"]["metaKeys"] == ["skillc/card", "skillc/console", "skillc/events"]
+    assert out["call"]["metaKeys"] == ["skillc/card", "skillc/console", "skillc/events", "skillc/session"]
     assert out["bad"] == {
         "isError": True,
         "text": "invalid arguments for searchDrinks: /limit: 0 is less than the minimum of 1.",

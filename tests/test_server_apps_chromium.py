@@ -111,8 +111,11 @@ def test_card_view_renders_taps_and_follows_up(page: Any, coffee_server: ServeHa
     tool_calls = [f["params"] for f in forwarded if f["method"] == "tools/call"]
     assert tool_calls[0]["name"] == "skillc_card_event"
     assert tool_calls[0]["arguments"]["nodeId"] == "0.1.0[d02].1"
+    # Every call the view makes runs in its card's session: it carries the one the result named.
+    carried = {"skillc/session": result["_meta"]["skillc/session"]}
+    assert all(c["_meta"] == carried for c in tool_calls)
     assert [c for c in tool_calls if c["name"] == "confirmOrder"] == [
-        {"name": "confirmOrder", "arguments": {"drinkId": "d02", "quantity": 1}}
+        {"name": "confirmOrder", "arguments": {"drinkId": "d02", "quantity": 1}, "_meta": carried}
     ]
     (context,) = [m["params"] for m in log if m.get("method") == "ui/update-model-context"]
     assert context["content"][0]["text"].startswith(

@@ -23,6 +23,7 @@ from skillc.server.consent import ConsentPolicy
 from skillc.server.events import EventHub, EventLimits, EventQuery, EventUriError, parse_events_uri
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.conftest import COFFEE
+from tests.session_client import SessionClient
 from tests.test_server import apps_client
 
 # -- the buffer -------------------------------------------------------------------------------------
@@ -350,8 +351,11 @@ def test_a_call_s_events_tell_what_ran(server: ServeHandle) -> None:
 def test_polling_while_calls_run_sees_each_event_once(server: ServeHandle) -> None:
     calls_done = threading.Event()
 
+    session: list[str] = []
+
     async def caller() -> None:
         async with _client(server.url, "poller") as client:
+            client.skillc_session = session[0]  # the poller's session, as a host carries it
             for _ in range(12):
                 await client.call_tool("searchDrinks", {"keyword": "mocha"})
 
@@ -365,6 +369,7 @@ def test_polling_while_calls_run_sees_each_event_once(server: ServeHandle) -> No
         async with _client(server.url, "poller") as client:  # the same client: the same session
             first = await client.call_tool("searchDrinks", {"keyword": "latte"})
             uri = first.meta["skillc/events"]
+            session.append(first.meta["skillc/session"])
             seen: list[int] = []
             cursor, polls = 0, 0
             thread = threading.Thread(target=run_calls)
@@ -397,8 +402,12 @@ def test_drain_over_http_and_another_session_cannot_read(server: ServeHandle) ->
             drained = await _read(client, f"{uri}?drain=true&limit=1000")
             after = await _read(client, uri)
         async with _client(server.url, "intruder") as other:
-            with pytest.raises(MCPError, match="Unknown resource: events://session/"):
-                await other.read_resource(uri)
+            # Another session cannot name this one: an id with a forged MAC, or of the old
+            # clientInfo-derived shape, reads as unknown.
+            forged = uri[:-1] + ("0" if uri[-1] != "0" else "1")
+            for guess in (forged, "events://session/s-" + "0" * 32):
+                with pytest.raises(MCPError, match="Unknown resource: events://session/"):
+                    await other.read_resource(guess)
             mine = (await other.call_tool("searchDrinks", {})).meta["skillc/events"]
         return drained, after, mine
 
@@ -408,20 +417,21 @@ def test_drain_over_http_and_another_session_cannot_read(server: ServeHandle) ->
     assert mine != drained["events"][0]["session_id"]
 
 
-def test_a_client_can_ask_for_a_session_of_its_own(server: ServeHandle, tmp_path: Path) -> None:
+def test_a_client_cannot_choose_its_session(server: ServeHandle, tmp_path: Path) -> None:
     async def session() -> tuple[str, str]:
-        async with Client(server.url, mode="legacy") as client:
+        async with SessionClient(server.url, mode="legacy") as client:
             plain = await client.call_tool("searchDrinks", {})
             own = await client.call_tool("searchDrinks", {}, meta={"skillc/session": "tab-2"})
             return plain.meta["skillc/events"], own.meta["skillc/events"]
 
     plain, own = asyncio.run(session())
-    assert plain != own and plain.startswith("events://session/s-") and own.startswith("events://session/s-")
+    # A made-up value is no session: that call runs in a fresh one the server minted.
+    assert plain != own and plain.startswith("events://session/s1-") and own.startswith("events://session/s1-")
 
 
 def test_a_bad_events_uri_is_a_protocol_error(server: ServeHandle) -> None:
     async def session() -> None:
-        async with Client(server.url) as client:
+        async with SessionClient(server.url) as client:
             with pytest.raises(MCPError, match="Bad events URI: unknown query parameter 'since'"):
                 await client.read_resource("events://session/s-x?since=1")
 

@@ -21,6 +21,7 @@ from mcp_types import ElicitRequestParams, ElicitResult, Implementation
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.conftest import COFFEE
+from tests.session_client import SessionClient
 from tests.test_server import APPS
 
 
@@ -50,7 +51,9 @@ def _client(url: str, name: str, asked: list[str]) -> Client:
         asked.append(params.message.splitlines()[0])  # type: ignore[union-attr]
         return ElicitResult(action="accept", content={"approve": True})
 
-    return Client(url, extensions=[APPS], elicitation_callback=user, client_info=Implementation(name=name, version="1"))
+    return SessionClient(
+        url, extensions=[APPS], elicitation_callback=user, client_info=Implementation(name=name, version="1")
+    )
 
 
 def test_the_order_is_completed_through_ui_control(server: ServeHandle) -> None:
@@ -144,7 +147,7 @@ def test_without_ui_control_the_listing_says_so(tmp_path_factory: pytest.TempPat
     with ServeHandle.start(options) as handle:
 
         async def session() -> Any:
-            async with Client(handle.url) as client:
+            async with SessionClient(handle.url) as client:
                 return await client.list_tools()
 
         listed = asyncio.run(session())

@@ -11,7 +11,10 @@ two clients that produce the same bytes each get their own ref (their own tool c
 and expiry), and neither sees the other's. A reader passing a ``session_id`` reads its own refs and
 refs stored without a session; a reader passing ``session_id=None`` is the server itself and reads
 everything. The server must therefore always pass the client's session id when it serves a
-client's request.
+client's request. A session's ref has the uri ``artefact://sha256/<hex>?session=<id>``, so the uri
+a result hands out names whose ref it is; the server reads it as that session only when the id
+verifies for the caller (skillc/server/sessions.py), and a ref stored without a session keeps the
+plain ``artefact://sha256/<hex>``, readable by anyone who knows it.
 
 Bounds. ``max_entries`` counts refs, ``max_total_bytes`` counts stored bytes (each digest once).
 After every put the store drops expired refs, then the least recently put refs until both bounds
@@ -47,13 +50,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from skillc.runtime.state.store import StateStore, Tx
 
-ARTEFACT_URI_TEMPLATE = "artefact://sha256/{digest}"
+ARTEFACT_URI_TEMPLATE = "artefact://sha256/{digest}{?session}"
 DEFAULT_MIME = "application/octet-stream"
 MiB = 1024 * 1024
 
 # Only lowercase: the uri is an identity, and two spellings of one digest would be two identities.
-_URI_RE = re.compile(r"artefact://sha256/([0-9a-f]{64})")
-_URI_PATTERN = r"^artefact://sha256/[0-9a-f]{64}$"
+# A session's artefact carries the session capability in its uri (``?session=``): the uri a result
+# hands out is then readable by whoever holds it, and by no one who only knows the digest.
+_SESSION_CHARS = r"[A-Za-z0-9_-]{1,128}"
+_URI_RE = re.compile(rf"artefact://sha256/([0-9a-f]{{64}})(?:\?session=({_SESSION_CHARS}))?")
+_URI_PATTERN = rf"^artefact://sha256/[0-9a-f]{{64}}(\?session={_SESSION_CHARS})?$"
 _DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 _TIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
 
@@ -108,13 +114,23 @@ class ArtefactTooLarge(ValueError):
 
 
 def parse_uri(uri: str) -> str | None:
-    """The hex digest of a well-formed ``artefact://sha256/<64 lowercase hex>`` uri, else None."""
+    """The hex digest of a well-formed ``artefact://sha256/<64 lowercase hex>[?session=<id>]`` uri,
+    else None."""
     match = _URI_RE.fullmatch(uri)
     return match.group(1) if match else None
 
 
-def artefact_uri(hex_digest: str) -> str:
-    return ARTEFACT_URI_TEMPLATE.format(digest=hex_digest)
+def session_in_uri(uri: str) -> str | None:
+    """The session a well-formed artefact uri carries (None: none, or not an artefact uri). It is
+    only a claim: the server verifies it for the caller before reading that session's refs."""
+    match = _URI_RE.fullmatch(uri)
+    return match.group(2) if match else None
+
+
+def artefact_uri(hex_digest: str, session_id: str | None = None) -> str:
+    """The uri of a digest's ref: a session's carries the session, a session-less one does not."""
+    base = f"artefact://sha256/{hex_digest}"
+    return base if not session_id else f"{base}?session={session_id}"
 
 
 def resource_template() -> ResourceTemplate:
@@ -125,7 +141,8 @@ def resource_template() -> ResourceTemplate:
         title="Artefact",
         description=(
             "Bytes of a large or binary tool output (screenshot, build artefact, Render IR document), "
-            "addressed by the SHA-256 of its content. Read the uri a tool result's file ref gives."
+            "addressed by the SHA-256 of its content. Read the uri a tool result's file ref gives, as given: "
+            "a session's artefact carries its session (?session=), and only that session's caller reads it."
         ),
         mime_type=DEFAULT_MIME,
     )
@@ -161,7 +178,7 @@ class _Put:
         except (OverflowError, OSError, ValueError) as exc:
             raise ValueError(f"ttl_s {self.ttl!r} puts the expiry out of range") from exc
         return FileRef(
-            uri=artefact_uri(self.hex_digest),
+            uri=artefact_uri(self.hex_digest, self.session_id),
             mime=self.mime,
             size_bytes=len(self.body),
             display_name=self.display_name,

@@ -116,6 +116,9 @@ async def serve_stdio(
         raw = os.fdopen(wire.stdout, "wb", closefd=False)
         stdout = anyio.wrap_file(TextIOWrapper(raw, encoding="utf-8", newline="\n"))
     stopped: list[int] = []
+    # One process, one connection: a client that never sends _meta["skillc/session"] keeps one
+    # fresh session for the life of the process (a new process mints a new one).
+    server.sessions.one_connection()
     try:
         async with anyio.create_task_group() as group:
             await group.start(_stop_on_signal, group.cancel_scope, stopped)

@@ -25,7 +25,6 @@ import itertools
 import logging
 import secrets
 import time
-import uuid
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -112,8 +111,9 @@ class CardHost:
         self.package = runtime.package
         self.viewport = viewport or Viewport()
         self.slice_timeout_s = slice_timeout_s
-        # Readable ids (card-1, card-2) for replays and snapshots; random ids otherwise.
-        self._new_id = card_ids or (lambda: f"card-{uuid.uuid4().hex[:12]}")
+        # Readable ids (card-1, card-2) for replays and snapshots; otherwise 128 random bits, so no
+        # caller can guess another session's card (the card tools check the session as well).
+        self._new_id = card_ids or (lambda: f"card-{secrets.token_hex(16)}")
         self.store = CardStore.of(runtime.config)
         self._threads = [ThreadPoolExecutor(1, thread_name_prefix=f"skillc-card-{i}") for i in range(max(threads, 1))]
         self._turn = 0

@@ -99,6 +99,9 @@ class ChatSimulator:
         self.server_id = server_id
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
+        # The console's conversation is one session: each call sends back the one the last result
+        # named (docs/serve.md, "Sessions"), as a host does.
+        self._session: str | None = None
 
     @property
     def busy(self) -> bool:
@@ -185,7 +188,11 @@ class ChatSimulator:
         outcome = ToolOutcome(planned.id, name, skill, planned.arguments, None)
         try:
             async with _client(url) as client:
-                outcome.result = await client.call_tool(name, planned.arguments)
+                carried = {"skillc/session": self._session} if self._session is not None else None
+                outcome.result = await client.call_tool(name, planned.arguments, meta=carried)  # type: ignore[arg-type]
+            named = (outcome.result.meta or {}).get("skillc/session")
+            if isinstance(named, str):
+                self._session = named
         except Exception as err:
             outcome.error = f"{type(err).__name__}: {err}"
         result = outcome.result

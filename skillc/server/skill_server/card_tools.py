@@ -1,9 +1,14 @@
 """The app-only tools a card view calls (MCP Apps), never the model: a tap or an image's load /
 error, a restyle (colour scheme, width), and for a dynamic card its update stream and whether it
-is shown (a hidden card's timers pause)."""
+is shown (a hidden card's timers pause).
+
+Each answers only to the session that made the card, as ui_control does: the caller's session
+(``_meta["skillc/session"]``, which the card view carries from its card) must be the card's, or
+the call is refused with ui_control's ``denied`` and nothing runs."""
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -21,12 +26,18 @@ CardArgsT = TypeVar("CardArgsT", CardEventArgs, CardViewArgs, CardUpdatesArgs, C
 
 
 class CardTools:
-    def __init__(self, skills: ServedSkills, observe: Callable[[str, str, list[ConsoleEntry]], None]) -> None:
+    def __init__(
+        self,
+        skills: ServedSkills,
+        observe: Callable[[str, str, list[ConsoleEntry]], None],
+        session_of: Callable[[ServerRequestContext[Any]], str],
+    ) -> None:
         self._skills = skills
         self._observe = observe
+        self._session_of = session_of
 
-    async def event(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        found = await self._card_skill_for(CardEventArgs.parse(params.arguments))
+    async def event(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
+        found = await self._card_skill_for(ctx, params.name, CardEventArgs.parse(params.arguments))
         if isinstance(found, CallToolResult):
             return found
         args, skill = found
@@ -38,8 +49,8 @@ class CardTools:
             answer.trace.event(outcome, args.event, args.node_id)
         return with_console(event_result(outcome), [("card-vm", outcome.console)])
 
-    async def view(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        found = await self._card_skill_for(CardViewArgs.parse(params.arguments))
+    async def view(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
+        found = await self._card_skill_for(ctx, params.name, CardViewArgs.parse(params.arguments))
         if isinstance(found, CallToolResult):
             return found
         args, skill = found
@@ -48,8 +59,8 @@ class CardTools:
         )
         return event_result(outcome)
 
-    async def updates(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        found = await self._card_skill_for(CardUpdatesArgs.parse(params.arguments))
+    async def updates(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
+        found = await self._card_skill_for(ctx, params.name, CardUpdatesArgs.parse(params.arguments))
         if isinstance(found, CallToolResult):
             return found
         args, skill = found
@@ -58,8 +69,8 @@ class CardTools:
             return error_result("; ".join(d.message for d in diags))
         return updates_result(view, diags)
 
-    async def visibility(self, _ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
-        found = await self._card_skill_for(CardVisibilityArgs.parse(params.arguments))
+    async def visibility(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
+        found = await self._card_skill_for(ctx, params.name, CardVisibilityArgs.parse(params.arguments))
         if isinstance(found, CallToolResult):
             return found
         args, skill = found
@@ -73,12 +84,22 @@ class CardTools:
             answer.trace.timers(args.card_id, "resumed" if args.visible else "paused")
         return updates_result(view, diags + more)
 
-    async def _card_skill_for(self, args: CardArgsT | str) -> tuple[CardArgsT, str] | CallToolResult:
+    async def _card_skill_for(
+        self, ctx: ServerRequestContext[Any], tool: str, args: CardArgsT | str
+    ) -> tuple[CardArgsT, str] | CallToolResult:
         """The arguments of an app-only call and the skill of the card they name, or the error
-        result the call answers with (bad arguments, an unknown card)."""
+        result the call answers with (bad arguments, an unknown card, another session's card:
+        ui_control's ``not_found`` and ``denied``, in its words)."""
         if isinstance(args, str):
             return error_result(args)
         name = await self._skills.skill_of_card(args.card_id)
-        if name is None:
+        cards = self._skills.by_name[name].cards if name is not None else None
+        owner = cards.session_of(args.card_id) if cards is not None else None
+        if cards is not None and owner is None:  # evicted from memory since: its persisted record says
+            view = await cards.card(args.card_id)
+            owner = view.session_id if view is not None else None
+        if name is None or owner is None:
             return error_result(f"no card {args.card_id} is known to this server")
+        if not hmac.compare_digest(owner, self._session_of(ctx)):
+            return error_result(f"{tool}: denied: card {args.card_id} belongs to another user")
         return args, name

@@ -4,7 +4,6 @@ templates, and one prompt per skill (its SKILL.md)."""
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Callable
 from typing import Any
@@ -29,7 +28,7 @@ from mcp_types import (
     TextResourceContents,
 )
 
-from skillc.server.artefacts import ArtefactStore, parse_uri
+from skillc.server.artefacts import ArtefactStore, parse_uri, session_in_uri
 from skillc.server.artefacts import resource_template as artefact_template
 from skillc.server.catalog import Catalogue
 from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor, descriptor_read, descriptor_resource
@@ -51,6 +50,7 @@ class SkillResources:
         artefacts: ArtefactStore,
         *,
         session_of: Callable[[ServerRequestContext[Any]], str],
+        verify_session: Callable[[str], bool],
         descriptor: Callable[[], DebugDescriptor],
     ) -> None:
         self._catalogue = catalogue
@@ -58,6 +58,7 @@ class SkillResources:
         self._events = events
         self._artefacts = artefacts
         self._session_of = session_of
+        self._verify = verify_session  # whether a session capability is the running caller's
         self._descriptor = descriptor
 
     async def list_resources(
@@ -103,14 +104,21 @@ class SkillResources:
         except EventUriError as err:
             raise MCPError(INVALID_PARAMS, f"Bad events URI: {err}", {"uri": uri}) from None
         if query is not None:
-            # A session's events are readable only from that session: another id reads as unknown.
-            if not hmac.compare_digest(query.session_id, self._session_of(_ctx)):
+            # The URI is the capability: readable iff its session verifies for this caller (a client
+            # that never sends _meta still reads the URI its results named); any other id reads
+            # as unknown, whether made up, another caller's, or from before the key.
+            if not self._verify(query.session_id):
                 raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
             page = self._events.page(query)
             text = json.dumps(page.wire(), ensure_ascii=False, separators=(",", ":"))
             return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type="application/json", text=text)])
         if parse_uri(uri) is not None:
-            blob = self._artefacts.blob_contents(uri, session_id=self._session_of(_ctx))
+            # A session's artefact uri carries its session: read as that session when it verifies
+            # for this caller, else as the request's own session (which sees only its refs and
+            # the session-less ones).
+            carried = session_in_uri(uri)
+            reader = carried if carried is not None and self._verify(carried) else self._session_of(_ctx)
+            blob = self._artefacts.blob_contents(uri, session_id=reader)
             if blob is None:  # unknown, expired, or another session's: all read the same
                 raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
             return ReadResourceResult(contents=[blob])
@@ -139,8 +147,9 @@ class SkillResources:
             uri_template=EVENTS_URI_TEMPLATE,
             name="session-events",
             title="Session events",
-            description="What ran for this client: console lines, trace (calls, consent, cards) and tool calls, "
-            "paged by cursor; every tool result names its session's URI in _meta['skillc/events'].",
+            description="What ran in one session: console lines, trace (calls, consent, cards) and tool calls, "
+            "paged by cursor; every tool result names its session's URI in _meta['skillc/events']. The id is "
+            "the session capability (_meta['skillc/session']): only its holder's caller reads it.",
             mime_type="application/json",
         )
         return ListResourceTemplatesResult(resource_templates=[events, artefact_template()])

@@ -3,9 +3,6 @@ the request-log line and the events URI of every call), and wires the MCP reques
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import logging
 import time
 import warnings
@@ -51,6 +48,7 @@ from skillc.server.events import EventHub, EventLimits, events_uri
 from skillc.server.registry import ToolResult
 from skillc.server.request_log import RequestRecord, emit
 from skillc.server.results import wire_safe
+from skillc.server.sessions import SESSION_META, SessionBinder, SessionKeys
 from skillc.server.skill_docs import instructions
 from skillc.server.skill_server.answer import CallAnswer, answering
 from skillc.server.skill_server.api_calls import ApiCalls
@@ -67,6 +65,8 @@ log = logging.getLogger("skillc.server")
 ConsoleObserver = Callable[[str, str, list[ConsoleEntry]], object]
 
 EVENTS_META = "skillc/events"  # the events:// URI of the caller's session, in every tool result
+# SESSION_META ("skillc/session"): the session capability a call ran in, in every tool result; a
+# client sends it back in its next request's _meta to continue that session.
 
 
 class SkillServer:
@@ -116,7 +116,8 @@ class SkillServer:
         # What a debugger attach looks like: `skillc debug` replaces this with its own live descriptor
         # (listening, client_connected); plain `serve` says one is available and how to start it.
         self.descriptor: Callable[[], DebugDescriptor] = lambda: self._available
-        self._session_key = shared_key(self.state, "session")
+        # One key for the fleet: a session one instance minted verifies on any other.
+        self.sessions = SessionBinder(SessionKeys(shared_key(self.state, "session")))
         self.console_observers: list[ConsoleObserver] = []
         self._skills = ServedSkills(
             catalogue, config, viewport=viewport or Viewport(), progress=progress, on_timer=self._timer_fired
@@ -146,6 +147,7 @@ class SkillServer:
             self.events,
             self.artefacts,
             session_of=self.session_of,
+            verify_session=self.sessions.verify,
             descriptor=lambda: self.descriptor(),  # looked up at each read: `skillc debug` swaps it in later
         )
         self.ui_control_status = ui_control_status(catalogue, ui_control)
@@ -154,7 +156,7 @@ class SkillServer:
             catalogue,
             strict_output=strict_output,
             calls=self._calls,
-            cards=CardTools(self._skills, self.observe),
+            cards=CardTools(self._skills, self.observe, self.session_of),
             ui_control=UiControlWiring(catalogue, self._skills, self._calls) if available else None,
             session_of=self.session_of,
         )
@@ -206,10 +208,13 @@ class SkillServer:
                 answer.detail = first.splitlines()[0][:200]
         ms = (time.perf_counter() - started) * 1000
         trace.finished(ms, answer.outcome, answer.detail)
+        # Both answers name the session the call ran in: a client continues it by sending the
+        # capability back, and one that never does still holds its events URI (a capability too).
+        meta = dict(result.meta or {})
+        meta[SESSION_META] = trace.session_id
         if isinstance(result, CallToolResult):
-            meta = dict(result.meta or {})
             meta[EVENTS_META] = events_uri(trace.session_id)
-            result = result.model_copy(update={"meta": meta})
+        result = result.model_copy(update={"meta": meta})
         emit(
             RequestRecord(
                 "tools/call",
@@ -270,15 +275,10 @@ class SkillServer:
     # -- sessions, cards, console ----------------------------------------------------------------
 
     def session_of(self, ctx: ServerRequestContext[Any]) -> str:
-        """The event session of a request: a keyed digest of the client's own description (its
-        clientInfo, and ``_meta["skillc/session"]`` when a client wants sessions of its own), so a
-        client always lands in its session and cannot name another's without the server key."""
-        client = ctx.session.client_params
-        info = client.client_info.model_dump(mode="json") if client is not None and client.client_info else None
-        meta = ctx.meta or {}
-        chosen = meta.get("skillc/session") if isinstance(meta, dict) else None
-        seed = json.dumps([info, chosen if isinstance(chosen, str) else None], sort_keys=True, ensure_ascii=False)
-        return "s-" + hmac.new(self._session_key, seed.encode(), hashlib.sha256).hexdigest()[:32]
+        """The session a request runs in (skillc/server/sessions.py): the capability in its
+        ``_meta["skillc/session"]`` when that verifies for the caller; otherwise the connection's
+        own fresh one (stateless HTTP: this request's; stdio: the process's), never another's."""
+        return self.sessions.session(ctx.session, ctx.meta)
 
     def cards(self, skill: str) -> CardHost | None:
         """The card host of a served skill (None for one that is not served)."""

@@ -136,7 +136,7 @@
     var want = slot.card && !slot.card.expired ? wantedLook(slot.card) : null
     if (!want || !canCallTools()) return Promise.resolve()
     var args = Object.assign({ cardId: slot.card.cardId }, want)
-    return request('tools/call', { name: VIEW_TOOL, arguments: args }).then(function (result) {
+    return request('tools/call', inSession(slot.card, VIEW_TOOL, args)).then(function (result) {
       if (!result || result.isError) { hostLog('warning', 'restyle failed: ' + (result ? textOf(result) : 'no result')); return }
       var out = result.structuredContent || {}
       return inOrder(slot, result, out.patches || []).then(function () {
@@ -227,7 +227,7 @@
       var gone = state.slots.shift()
       // A card that leaves the view is no longer shown: its timers pause.
       if (dynamic(gone) && !gone.card.expired && canCallTools()) {
-        request('tools/call', { name: gone.card.visibilityTool, arguments: { cardId: gone.card.cardId, visible: false } }).catch(function () {})
+        request('tools/call', inSession(gone.card, gone.card.visibilityTool, { cardId: gone.card.cardId, visible: false })).catch(function () {})
       }
       unfollow(gone)
       gone.el.remove()
@@ -479,12 +479,20 @@
     reportSize()
   }
 
+  // Every call the card makes runs in the card's session (the server refuses a card's tools from
+  // any other): the session capability rides in the request's _meta, as docs/serve.md says.
+  function inSession (card, name, args) {
+    var params = { name: name, arguments: args }
+    if (card && typeof card.sessionId === 'string') params._meta = { 'skillc/session': card.sessionId }
+    return params
+  }
+
   function sendEvent (slot, nodeId, event, detail) {
     if (!canCallTools()) { showError('This host cannot call tools, so the card cannot react to taps.'); return }
     var card = slot.card
     var args = { cardId: card.cardId, nodeId: nodeId, event: event }
     if (detail) args.detail = detail
-    return request('tools/call', { name: card.eventTool, arguments: args }).then(function (result) {
+    return request('tools/call', inSession(card, card.eventTool, args)).then(function (result) {
       if (!result || result.isError) { showError(result ? textOf(result) : 'The host gave no result.'); return }
       var out = result.structuredContent || {}
       return inOrder(slot, result, out.patches || []).then(function () { return runActions(slot, out.actions || []) })
@@ -526,7 +534,7 @@
   function readUpdates (slot, tool, extra) {
     if (!dynamic(slot)) return Promise.resolve()
     var args = Object.assign({ cardId: slot.card.cardId, since: slot.cursor }, extra)
-    return request('tools/call', { name: tool, arguments: args }).then(function (result) {
+    return request('tools/call', inSession(slot.card, tool, args)).then(function (result) {
       if (!result || result.isError) { hostLog('warning', 'card updates failed: ' + (result ? textOf(result) : 'no result')); return }
       return applyUpdates(slot, result.structuredContent || {})
     }).then(function () { schedulePoll(slot) })
@@ -660,7 +668,7 @@
   }
 
   function callTool (slot, tool, args) {
-    return request('tools/call', { name: tool, arguments: args }).then(function (result) {
+    return request('tools/call', inSession(slot.card, tool, args)).then(function (result) {
       return showResult(result, slot).then(function () { return result })
     })
   }
