@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,17 +87,42 @@ def _join(runs: list[RenderNode]) -> str:
     return text if len(text) <= MAX_NAME else text[: MAX_NAME - 1] + "…"
 
 
-def _nearby_text(image: RenderNode, scopes: list[RenderNode]) -> str | None:
-    """The first text after ``image`` (else the last before it) in the innermost scope that has any."""
-    for scope in scopes:
-        order = list(scope.walk())
-        at = next(i for i, n in enumerate(order) if n is image)
-        after = [n for n in order[at + 1 :] if n.type == TEXT and (n.text or "").strip()]
-        before = [n for n in order[:at] if n.type == TEXT and (n.text or "").strip()]
-        found = after[:1] or before[-1:]
-        if found:
-            return _join(found)
-    return None
+class _Order:
+    """The document in pre-order: each node's position and the end of its subtree, and the
+    positions of the text runs with text, so "the first text after the image inside this scope" is
+    one binary search rather than a walk of the scope for every image."""
+
+    def __init__(self, root: RenderNode) -> None:
+        self.at: dict[int, tuple[int, int]] = {}  # id(node) -> (position, end of its subtree)
+        self.texts: list[int] = []
+        self.runs: list[RenderNode] = []
+        count = 0
+        stack: list[tuple[RenderNode, bool]] = [(root, False)]
+        while stack:
+            node, closing = stack.pop()
+            if closing:
+                self.at[id(node)] = (self.at[id(node)][0], count)
+                continue
+            self.at[id(node)] = (count, count)
+            if node.type == TEXT and (node.text or "").strip():
+                self.texts.append(count)
+                self.runs.append(node)
+            count += 1
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node.children or []))
+
+    def nearby_text(self, image: RenderNode, scopes: list[RenderNode]) -> str | None:
+        """The first text after ``image`` (else the last before it) in the innermost scope that has any."""
+        at = self.at[id(image)][0]
+        for scope in scopes:
+            start, end = self.at[id(scope)]
+            after = bisect_right(self.texts, at)
+            if after < len(self.texts) and self.texts[after] < end:
+                return _join([self.runs[after]])
+            before = bisect_left(self.texts, at) - 1
+            if before >= 0 and self.texts[before] >= start:
+                return _join([self.runs[before]])
+        return None
 
 
 def _aria_attrs(node: RenderNode) -> list[tuple[str, str]]:
@@ -107,48 +134,65 @@ def _aria_attrs(node: RenderNode) -> list[tuple[str, str]]:
     return out
 
 
+# A node's ancestors, innermost first, as a linked chain (no list copied per node of a deep tree).
+_Chain = tuple[RenderNode, "_Chain"] | None
+
+
+def _ancestors(chain: _Chain) -> Iterator[RenderNode]:
+    while chain is not None:
+        node, chain = chain
+        yield node
+
+
 def accessibility(root: RenderNode, tags: dict[str, str]) -> dict[int, NodeA11y]:
-    """Every element's accessibility attributes, by ``id()`` of its node. ``tags``: the backend's
-    type -> HTML tag table (a ``<button>`` needs no role, an ``<img>`` needs ``alt``)."""
+    """The accessibility attributes of the elements that have any, by ``id()`` of their node.
+    ``tags``: the backend's type -> HTML tag table (a ``<button>`` needs no role, an ``<img>``
+    needs ``alt``)."""
     out: dict[int, NodeA11y] = {}
-    # (node, the scopes to look for an image's nearby text in: innermost first)
-    stack: list[tuple[RenderNode, list[RenderNode]]] = [(root, [])]
+    order: list[_Order] = []  # built on the first image that needs its nearby text
+    stack: list[tuple[RenderNode, _Chain]] = [(root, None)]
     while stack:
-        node, scopes = stack.pop()
+        node, chain = stack.pop()
         if node.type == TEXT:
             continue
         tag = tags.get(node.type, "div")
-        a11y = out[id(node)] = NodeA11y()
-        role = node.props.get("aria-role")
-        if isinstance(role, str) and role.strip():
-            a11y.attrs.append(("role", role.strip()))
-        if tag == "img":
-            a11y.alt = _image_name(node, scopes)
-        elif is_tappable(node) and tag != "button":
-            if not (isinstance(role, str) and role.strip()):
-                a11y.attrs.append(("role", "button"))
-            a11y.attrs.append(("tabindex", "0"))
-            if _label(node, "aria-label") is None:
-                name = _join(_runs(node)) or _inner_image_name(node)
-                if name:
-                    a11y.attrs.append(("aria-label", name))
-        a11y.attrs += _aria_attrs(node)
-        inner = [node, *scopes]  # the children's ancestors, innermost first
-        for child in reversed(node.children or []):
-            stack.append((child, inner))
+        tappable = is_tappable(node) and tag != "button"
+        if tag == "img" or tappable or any(k.startswith("aria-") for k in node.props):
+            a11y = out[id(node)] = NodeA11y()
+            role = node.props.get("aria-role")
+            own_role = role.strip() if isinstance(role, str) and role.strip() else None
+            if own_role is not None:
+                a11y.attrs.append(("role", own_role))
+            if tag == "img":
+                a11y.alt = _image_name(node, chain, order, root)
+            elif tappable:
+                if own_role is None:
+                    a11y.attrs.append(("role", "button"))
+                a11y.attrs.append(("tabindex", "0"))
+                if _label(node, "aria-label") is None:
+                    name = _join(_runs(node)) or _inner_image_name(node)
+                    if name:
+                        a11y.attrs.append(("aria-label", name))
+            a11y.attrs += _aria_attrs(node)
+        if node.children:
+            inner: _Chain = (node, chain)
+            stack.extend((child, inner) for child in reversed(node.children))
     return out
 
 
-def _image_name(node: RenderNode, scopes: list[RenderNode]) -> str:
+def _image_name(node: RenderNode, chain: _Chain, order: list[_Order], root: RenderNode) -> str:
     if _decorative(node):
         return ""
     given = _label(node, "alt") or _label(node, "aria-label")
     if given is not None:
         return given
+    scopes = list(_ancestors(chain))
     tappable = next((i for i, s in enumerate(scopes) if is_tappable(s)), None)
     # In a tappable item, its text names the image; elsewhere the parent's, then further up.
     search = scopes[tappable:] if tappable is not None else scopes
-    return _nearby_text(node, search[:MAX_SCOPES]) or "image"
+    if not order:
+        order.append(_Order(root))
+    return order[0].nearby_text(node, search[:MAX_SCOPES]) or "image"
 
 
 def _inner_image_name(node: RenderNode) -> str:

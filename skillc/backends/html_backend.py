@@ -139,12 +139,15 @@ def render_html_fragment(doc: RenderDocument) -> str:
     return "".join(_node(doc.root, accessibility(doc.root, _TAGS)))
 
 
+_NO_A11Y = NodeA11y()  # an element with no accessibility attributes (never written to)
+
+
 def _node(node: RenderNode, a11y: dict[int, NodeA11y]) -> Iterator[str]:
     if node.type == TEXT:
         yield escape(node.text or "", quote=False)
         return
     tag = _TAGS.get(node.type, "div")
-    attributes = _attributes(node, tag, a11y.get(id(node)) or NodeA11y())
+    attributes = _attributes(node, tag, a11y.get(id(node)) or _NO_A11Y)
     attrs = "".join(f' {name}="{escape(value, quote=True)}"' for name, value in attributes)
     # The line break sits inside the tag, where HTML ignores it: every element starts a line
     # (so golden files diff per node) and no whitespace text appears between inline elements.
