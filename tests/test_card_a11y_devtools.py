@@ -41,6 +41,8 @@ def snapshots(node_bin: str, server: Path, chromium: str, page: Path) -> tuple[s
             # The card's pictures live on a made-up host: every lookup fails at once, no network.
             "--chromeArg=--host-resolver-rules=MAP * ~NOTFOUND",
         ],
+        # No update check against the npm registry, no usage statistics: nothing leaves the machine.
+        env={"CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS": "1", "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS": "1"},
     )
 
     async def go() -> tuple[str, str]:
