@@ -14,13 +14,17 @@ from skillc.ir.lower import lower_document
 from tests.test_backends_html import by_uid, parse
 
 
-def attrs(wxml: str, data: dict[str, Any] | None = None) -> dict[str, dict[str, str | None]]:
-    """Every element's attributes by uid, minus the ids themselves and the style."""
+def render(wxml: str, data: dict[str, Any] | None = None) -> str:
+    """The html fragment of a one-file card, through the real frontend and evaluator."""
     sink = DiagnosticSink()
     template = lower_document(parse_wxml(wxml, file="t.wxml", sink=sink), load=lambda _: None, sink=sink)
     assert list(sink) == []  # aria-* and alt are attributes the frontend takes as they are
-    doc = CardRenderer(CompiledComponent("t", template, None)).render(data or {})
-    parsed = parse(render_html_fragment(doc))
+    return render_html_fragment(CardRenderer(CompiledComponent("t", template, None)).render(data or {}))
+
+
+def attrs(wxml: str, data: dict[str, Any] | None = None) -> dict[str, dict[str, str | None]]:
+    """Every element's attributes by uid, minus the ids themselves and the style."""
+    parsed = parse(render(wxml, data))
     out = {}
     for element in parsed.elements:
         uid = element.attrs["data-uid"]
@@ -53,6 +57,13 @@ def test_catchtap_and_the_wxml_label_and_role_win() -> None:
         "data-catch-tap": "go",
         "data-dataset": "{}",
     }
+
+
+def test_an_empty_wxml_label_leaves_the_text_as_the_name() -> None:
+    got = attrs('<view bindtap="go" aria-label="{{label}}">Open</view>', {"label": " "})
+    assert got["0"]["aria-label"] == "Open"
+    html = render('<view bindtap="go" aria-label="{{label}}">Open</view>', {"label": ""})
+    assert html.count("aria-label=") == 1  # one attribute, not an empty one beside it
 
 
 def test_a_button_is_a_button_already() -> None:

@@ -173,7 +173,8 @@ def accessibility(root: RenderNode, tags: dict[str, str]) -> dict[int, NodeA11y]
                     name = _join(_runs(node)) or _inner_image_name(node)
                     if name:
                         a11y.attrs.append(("aria-label", name))
-            a11y.attrs += _aria_attrs(node)
+            # An empty WXML aria-label names nothing: the derived one (if any) stands alone.
+            a11y.attrs += [(k, v) for k, v in _aria_attrs(node) if k != "aria-label" or v.strip()]
         if node.children:
             inner: _Chain = (node, chain)
             stack.extend((child, inner) for child in reversed(node.children))
