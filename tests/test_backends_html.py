@@ -87,6 +87,7 @@ def test_elements_by_type_with_ids_styles_and_events() -> None:
     )
     item = by_uid(parsed, "0/1/0[latte]")
     assert item.attrs["data-bind-tap"] == "onSelect"
+    assert (item.attrs["role"], item.attrs["tabindex"], item.attrs["aria-label"]) == ("button", "0", "拿铁 ¥28")
     assert json.loads(item.attrs["data-dataset"] or "") == {"id": "latte", "name": "拿铁"}
     assert item.attrs["data-prop-hover-class"] == "drink-hover"
     image = by_uid(parsed, "0/1/0[latte]/0")
@@ -95,7 +96,7 @@ def test_elements_by_type_with_ids_styles_and_events() -> None:
         "data-uid": "0/1/0[latte]/0",
         "data-type": "image",
         "src": "https://img.example.com/latte.png",
-        "alt": "",
+        "alt": "拿铁",  # the item's text names its picture
         "data-mode": "aspectFill",
         "style": "border-radius:6px;height:110px;width:110px",
     }
@@ -112,6 +113,8 @@ def test_button_and_catch_binding() -> None:
     assert parse(render_html_fragment(RenderDocument(1, LIGHT_375, node))).elements[0].attrs == {
         "data-uid": "0",
         "data-type": "view",
+        "role": "button",
+        "tabindex": "0",  # no text, so no name to give
         "data-catch-tap": "onStop",
         "data-dataset": "{}",
     }

@@ -86,7 +86,10 @@ def test_keyword_match_says_what_it_matched_and_fills_the_arguments() -> None:
     assert [c.tool for c in decision.calls] == ["searchDrinks"]
     # The tool's own name words are the verb; what is left is the user's keyword.
     assert decision.calls[0].arguments == {"keyword": "latte"}
-    assert decision.note == "keyword match: searchDrinks shares 4 word(s) with the query (drink, drinks, latte, search)"
+    assert decision.note == (
+        "term match: searchDrinks shares 4 term(s) with the query (name: drink, drinks, search; "
+        'description: drink, drinks, search; parameters: latte); arguments {"keyword": "latte"}'
+    )
     pay = plan("pay my order o-17")
     assert [(c.tool, c.arguments) for c in pay.calls] == [("payOrder", {"orderId": "o-17"})]
 

@@ -117,6 +117,7 @@ def assert_tree_is(text: str, root: DomNode, *, verbose: bool = False) -> None:
         assert (got.depth, got.uid, got.type, got.selected) == (depth, node.uid, node.type, node.selected)
         assert got.text == (None if node.text is None else _cut(node.text))
         want: dict[str, Any] = {k: _cut(v) for k, v in (("role", node.role), ("name", node.name)) if v is not None}
+        want |= {k: _cut(v) for k, v in node.events.items()}
         want |= {k: _cut(v) for k, v in node.attrs.items() if verbose or k in BRIEF_ATTRS or k.startswith("aria-")}
         if verbose:
             want |= {k: _cut(v) if isinstance(v, str) else v for k, v in node.details.items()}
@@ -162,6 +163,7 @@ def test_hostile_uids_types_attribute_names_and_details() -> None:
                 role=bad,
                 name=bad,
                 text=bad,
+                events={"bindtap": bad, f"catch{bad}": bad},
                 attrs={"class": bad, bad: bad, f"aria-{bad}": bad, "data-note": bad},
                 details={"style": bad, f"d-{bad}": True, "focusable": False, "n": 3},
             )

@@ -5,6 +5,11 @@ resolved style inline, properties sorted, so output is deterministic and a host 
 nodes by id when it applies patches. Event bindings become data attributes
 (`data-bind-tap="onSelect"`, `data-catch-tap`, `data-dataset` as JSON); nothing runs. The only
 external resources are the image URLs the IR names. Every string from the IR is escaped.
+
+Accessibility (roles, names, tabindex, image alt, WXML aria-* attributes) comes from
+:mod:`skillc.backends.html_a11y`: a tappable node is a focusable button with a name, an image has
+the text it shows. Keyboard activation belongs to whatever script delivers the taps (the document
+itself runs none).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from html import escape
 from typing import Any
 
 from skillc.backends.base import DEFAULT_OPTIONS, RenderOptions
+from skillc.backends.html_a11y import A11Y_PROPS, ARIA_NAME, NodeA11y, accessibility
 from skillc.backends.html_previews import CANVAS_CAPTION, PREVIEW_CSS, has_preview, preview_markup
 from skillc.ir.previews import DRAWING_URL
 from skillc.ir.render import TEXT, RenderDocument, RenderNode
@@ -81,6 +87,8 @@ DOM_RULES = {
     "canvasCaption": CANVAS_CAPTION,
     "drawingUrl": DRAWING_URL.pattern,
     "clampLines": _CLAMP_LINES.pattern,
+    # html_a11y: aria-* props matching this become attributes of that name (aria-role: role).
+    "ariaName": ARIA_NAME.pattern,
 }
 
 
@@ -128,28 +136,32 @@ def render_html_fragment(doc: RenderDocument) -> str:
     """The root element alone, for embedding; pair it with :data:`BASE_CSS` (and
     :data:`COLLAPSIBLE_CSS` when it holds a collapsible-view, ``PREVIEW_CSS`` of
     :mod:`skillc.backends.html_previews` when it holds a map or a canvas)."""
-    return "".join(_node(doc.root))
+    return "".join(_node(doc.root, accessibility(doc.root, _TAGS)))
 
 
-def _node(node: RenderNode) -> Iterator[str]:
+_NO_A11Y = NodeA11y()  # an element with no accessibility attributes (never written to)
+
+
+def _node(node: RenderNode, a11y: dict[int, NodeA11y]) -> Iterator[str]:
     if node.type == TEXT:
         yield escape(node.text or "", quote=False)
         return
     tag = _TAGS.get(node.type, "div")
-    attrs = "".join(f' {name}="{escape(value, quote=True)}"' for name, value in _attributes(node, tag))
+    attributes = _attributes(node, tag, a11y.get(id(node)) or _NO_A11Y)
+    attrs = "".join(f' {name}="{escape(value, quote=True)}"' for name, value in attributes)
     # The line break sits inside the tag, where HTML ignores it: every element starts a line
     # (so golden files diff per node) and no whitespace text appears between inline elements.
     yield f"<{tag}{attrs}\n>"
     if tag in _VOID:
         return
     for child in node.children or []:
-        yield from _node(child)
+        yield from _node(child, a11y)
     if node.type in ("map", "canvas"):
         yield preview_markup(node)
     yield f"</{tag}\n>"
 
 
-def _attributes(node: RenderNode, tag: str) -> Iterator[tuple[str, str]]:
+def _attributes(node: RenderNode, tag: str, a11y: NodeA11y) -> Iterator[tuple[str, str]]:
     yield "data-uid", node.id
     yield "data-type", node.type
     props = node.props
@@ -157,7 +169,7 @@ def _attributes(node: RenderNode, tag: str) -> Iterator[tuple[str, str]]:
         src = props.get("src")
         if isinstance(src, str) and _SAFE_URL.match(src.strip()):
             yield "src", src.strip()
-        yield "alt", ""
+        yield "alt", a11y.alt or ""
         mode = props.get("mode")
         if isinstance(mode, str):
             yield "data-mode", mode
@@ -165,6 +177,7 @@ def _attributes(node: RenderNode, tag: str) -> Iterator[tuple[str, str]]:
         yield "type", "button"
         if props.get("disabled") in (True, "true", ""):
             yield "disabled", "disabled"
+    yield from a11y.attrs
     for name, binding in sorted((node.events or {}).items()):
         kind = "catch" if binding.catch else "bind"
         yield f"data-{kind}-{_attr_suffix(name)}", binding.handler
@@ -172,7 +185,8 @@ def _attributes(node: RenderNode, tag: str) -> Iterator[tuple[str, str]]:
     if dataset is not None:
         yield "data-dataset", _json(dataset)
     for name, value in sorted(props.items()):
-        if name not in _CONSUMED_PROPS:
+        # aria-* and alt are real attributes now (a11y.attrs); every other prop stays data-prop-*.
+        if name not in _CONSUMED_PROPS and name not in A11Y_PROPS and not ARIA_NAME.match(name):
             yield f"data-prop-{_attr_suffix(name)}", value if isinstance(value, str) else _json(value)
     style = inline_style(node.style)
     if style:

@@ -25,6 +25,8 @@ PREVIEW_CSS = """\
 :where([data-preview=drawing]){display:block;width:100%;height:100%}
 """
 CANVAS_CAPTION = "Canvas · not drawn"
+# The painted picture is content, so it has a name (html_a11y: no alt="" but for decoration).
+CANVAS_ALT = "Canvas drawing"
 
 
 def has_preview(root: RenderNode) -> bool:
@@ -43,6 +45,6 @@ def preview_markup(node: RenderNode) -> str:
     if node.type == "canvas":
         drawing = canvas_drawing(node.props)
         if drawing is not None:
-            return f'<img data-preview="drawing" src="{escape(drawing.src, quote=True)}" alt=""\n>'
+            return f'<img data-preview="drawing" src="{escape(drawing.src, quote=True)}" alt="{CANVAS_ALT}"\n>'
         return f'<div data-preview="caption"\n>{CANVAS_CAPTION}</div\n>'
     return ""

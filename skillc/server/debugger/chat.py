@@ -18,7 +18,7 @@ import asyncio
 import itertools
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp_types import CallToolResult, TextContent, Tool
 
 from skillc.server.debugger.planner import Decision, Message, PlannedCall, Planner, PlannerError, ToolInfo
+from skillc.server.debugger.planner_terms import guide_passages
 from skillc.server.debugger.snapshot import ToolCall, TraceEvent
 from skillc.server.results import CARD_META
 
@@ -92,9 +93,12 @@ class ChatSimulator:
         *,
         max_rounds: int = MAX_ROUNDS,
         server_id: str = "skills",
+        guides: Mapping[str, str] | None = None,
     ) -> None:
         self.endpoint = endpoint  # the skills' MCP URL, known once the server listens
         self.planner = planner
+        # skill name -> its SKILL.md: the planner reads the passages that name a tool
+        self.guides = dict(guides or {})
         self.max_rounds = max_rounds
         self.server_id = server_id
         self._lock = asyncio.Lock()
@@ -121,7 +125,7 @@ class ChatSimulator:
             turn.messages.append(Message(role="user", text=query))
             tools = await self._list_tools(turn, url)
             by_name = {t.name: t for t in tools}
-            infos = [ToolInfo(t.name, t.description or "", dict(t.input_schema)) for t in tools]
+            infos = [ToolInfo(t.name, t.description or "", dict(t.input_schema), self._guide(t)) for t in tools]
             for round_no in range(self.max_rounds + 1):
                 decision = await self._decide(turn, infos)
                 if not decision.calls or round_no == self.max_rounds:
@@ -139,6 +143,13 @@ class ChatSimulator:
             return turn
 
     # -- steps ---------------------------------------------------------------------------------
+
+    def _guide(self, tool: Tool) -> str:
+        """The passages of the tool's SKILL.md that name it (by the API name the skill knows it by)."""
+        meta = tool.meta or {}
+        skill, api = meta.get("skillc/skill"), meta.get("skillc/api")
+        text = self.guides.get(skill) if isinstance(skill, str) else None
+        return guide_passages(text, api if isinstance(api, str) else tool.name) if text else ""
 
     async def _list_tools(self, turn: Turn, url: str) -> list[Tool]:
         try:
@@ -159,7 +170,14 @@ class ChatSimulator:
         except PlannerError as err:
             self._trace(turn, "simulator", "planner_failed", {"error": str(err)})
             raise ChatError("CHAT_SUBMIT_FAILED", f"the planner failed: {err}") from err
-        payload = {"planner": self.planner.name, "note": decision.note, "calls": [c.tool for c in decision.calls]}
+        payload: dict[str, Any] = {
+            "planner": self.planner.name,
+            "note": decision.note,
+            "calls": [c.tool for c in decision.calls],
+            "arguments": [c.arguments for c in decision.calls],
+        }
+        if decision.choice is not None:
+            payload["why"] = decision.choice.wire()
         self._trace(turn, "simulator", "planner_decision", payload)
         return decision
 

@@ -2,9 +2,10 @@
 MCP lists, decide what the simulated agent does next (call tools, or answer and end the turn).
 
 - :class:`CommandPlanner` (the default, deterministic, no network): ``/call TOOL {json}`` calls
-  exactly that tool; any other query is matched by keywords against the tools' names,
-  descriptions and parameter descriptions, and the best match is called with arguments filled
-  from the query; no match answers with the list of tools. It always says how it decided.
+  exactly that tool; any other query is matched by terms (words, or character bigrams in Chinese
+  and other scripts written without spaces) against the tools' names, descriptions, parameters and
+  SKILL.md passages, and the best match is called with arguments filled from the query; no match
+  answers with the list of tools. It always says which tool and arguments it chose and why.
 - :class:`OpenAIPlanner`: any OpenAI-compatible ``/chat/completions`` endpoint with tool calling
   (``--planner-url``, ``--planner-model``, the key from an environment variable).
 
@@ -20,6 +21,15 @@ from typing import Any, Literal, Protocol
 
 import httpx
 
+from skillc.server.debugger.planner_terms import (
+    ASKING_WORDS,
+    description_text,
+    is_spaceless,
+    parameter_text,
+    strip_filler,
+    terms,
+)
+
 MAX_RESULT_TEXT = 4000  # of one tool result, as the planner reads it
 PLANNER_TIMEOUT_S = 60.0
 
@@ -33,6 +43,8 @@ class ToolInfo:
     name: str
     description: str
     input_schema: dict[str, Any]
+    # The passages of the tool's SKILL.md that name it (planner_terms.guide_passages), "" if none.
+    guide: str = ""
 
 
 @dataclass(frozen=True)
@@ -64,13 +76,54 @@ class Message:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """Why the term match chose a tool: the terms it shares with the query (``shared``, by where
+    the tool's text has them in ``matched``), the arguments and how each was filled (``filled``),
+    and the next best tools with their scores (``others``)."""
+
+    tool: str
+    arguments: dict[str, Any]
+    score: int
+    shared: list[str]
+    matched: dict[str, list[str]]
+    filled: dict[str, str]
+    others: list[dict[str, Any]] = field(default_factory=list)
+
+    def where(self) -> str:
+        return "; ".join(f"{src}: {', '.join(found[:8])}" for src, found in self.matched.items())
+
+    def note(self) -> str:
+        return (
+            f"term match: {self.tool} shares {self.score} term(s) with the query ({self.where()}); "
+            f"arguments {json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)}"
+        )
+
+    def reason(self) -> str:
+        """What the simulated agent says in the chat before it calls the tool."""
+        args = json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)
+        return f"Calling {self.tool} {args}: the query shares {', '.join(self.shared[:8])} with its {self.where()}."
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "score": self.score,
+            "shared": self.shared,
+            "matched": self.matched,
+            "filled": self.filled,
+            "others": self.others,
+        }
+
+
+@dataclass(frozen=True)
 class Decision:
     """Call these tools (and come back with their results), or answer with ``text`` and end the turn.
-    ``note``: how the planner decided, for the trace."""
+    ``note``: how the planner decided, for the trace; ``choice``: the term match's reasons."""
 
     calls: list[PlannedCall] = field(default_factory=list)
     text: str = ""
     note: str = ""
+    choice: Choice | None = None
 
 
 class Planner(Protocol):
@@ -82,65 +135,67 @@ class Planner(Protocol):
 # -- the deterministic planner ---------------------------------------------------------------------
 
 _CALL = re.compile(r"^/call\s+(\S+)\s*(.*)$", re.DOTALL)
-_WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # Parameters that take the user's own words when the query does not say more.
 _FREE_TEXT = frozenset({"keyword", "keywords", "query", "q", "search", "text", "term", "prompt"})
-_STOP = frozenset({"a", "an", "the", "to", "of", "for", "and", "or", "in", "on", "me", "i", "my", "is", "e", "g"})
+# Where a tool's terms come from, in the order the planner's reasons name them.
+SOURCES = ("name", "description", "parameters", "SKILL.md")
 
 
-def _tokens(text: str) -> set[str]:
-    """Lower-case words, camelCase split; CJK runs as their characters' bigrams (no spaces there)."""
-    out: set[str] = set()
-    for word in _WORD.findall(_CAMEL.sub(" ", text).lower()):
-        if word[0] >= "\u3040":
-            out.update({word} if len(word) == 1 else {word[i : i + 2] for i in range(len(word) - 1)})
-        elif word not in _STOP and len(word) > 1:
-            out.add(word)
-            if len(word) > 3 and word.endswith("s"):
-                out.add(word[:-1])  # drinks ~ drink
-    return out
+def _tool_terms(tool: ToolInfo) -> dict[str, set[str]]:
+    return {
+        "name": terms(tool.name),
+        "description": terms(description_text(tool.description)),
+        "parameters": terms(parameter_text(tool.input_schema)),
+        "SKILL.md": terms(tool.guide),
+    }
 
 
-def _tool_words(tool: ToolInfo) -> set[str]:
-    text = f"{tool.name} {tool.description}"
-    props = tool.input_schema.get("properties")
-    if isinstance(props, dict):
-        for name, prop in props.items():
-            text += f" {name}"
-            if isinstance(prop, dict) and isinstance(prop.get("description"), str):
-                text += f" {prop['description']}"
-    return _tokens(text)
+def _free_text(query: str, verb: set[str]) -> str:
+    """The user's own words: each word without what only asks (我要一杯拿铁 -> 拿铁), minus the words
+    of the tool's name (the verb: "search drinks latte" -> latte); the whole query if nothing is left."""
+    kept: list[str] = []
+    for word in query.split():
+        if any(is_spaceless(ch) for ch in word):
+            word = strip_filler(word)
+        elif word.casefold().strip(".,!?;:") in ASKING_WORDS:
+            continue
+        found = terms(word)
+        if found and not found <= verb:
+            kept.append(word)
+    return " ".join(kept) or query.strip()
 
 
-def _fill(tool: ToolInfo, query: str) -> dict[str, Any]:
-    """Arguments for ``tool`` from the query: free-text parameters get the words left once the
-    tool's name (the verb: searchDrinks) and stop words are taken out, required numbers the first
-    number, enums a value the query names (required ones their first value)."""
+def _fill(tool: ToolInfo, query: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """Arguments for ``tool`` from the query, and how each was filled: free-text parameters get the
+    user's own words (:func:`_free_text`), required numbers the first number, enums a value the
+    query names (required ones their first value), required booleans false."""
     props = tool.input_schema.get("properties")
     if not isinstance(props, dict):
-        return {}
+        return {}, {}
     required = set(tool.input_schema.get("required") or [])
-    verb = _tokens(tool.name)
-    rest = " ".join(w for w in query.split() if _tokens(w) and not _tokens(w) <= verb) or query
     number = _NUMBER.search(query)
     args: dict[str, Any] = {}
+    how: dict[str, str] = {}
     for name, prop in props.items():
         kind = prop.get("type") if isinstance(prop, dict) else None
         enum = prop.get("enum") if isinstance(prop, dict) else None
         if isinstance(enum, list) and enum:
             hit = next((v for v in enum if isinstance(v, str) and v.lower() in query.lower()), None)
-            if hit is not None or name in required:
-                args[name] = hit if hit is not None else enum[0]
+            if hit is not None:
+                args[name], how[name] = hit, "an enum value the query names"
+            elif name in required:
+                args[name], how[name] = enum[0], "required: the enum's first value"
         elif kind == "string" and (name.lower() in _FREE_TEXT or name in required):
-            args[name] = rest.strip()
+            args[name] = _free_text(query, terms(tool.name))
+            how[name] = "the query's own words, without the tool's name and the words that only ask"
         elif kind in ("number", "integer") and name in required:
             value = float(number.group()) if number else prop.get("minimum", 0)
             args[name] = int(value) if kind == "integer" else value
+            how[name] = "the query's first number" if number else "required: the minimum"
         elif kind == "boolean" and name in required:
-            args[name] = False
-    return args
+            args[name], how[name] = False, "required: false"
+    return args, how
 
 
 def _result_text(messages: list[Message]) -> str:
@@ -149,7 +204,9 @@ def _result_text(messages: list[Message]) -> str:
 
 
 class CommandPlanner:
-    """The default planner: ``/call TOOL {json}``, else a keyword match, else no call."""
+    """The default planner: ``/call TOOL {json}``, else the tool sharing most terms with the query
+    (:mod:`skillc.server.debugger.planner_terms`), else no call. It says what it chose and why:
+    ``Decision.note`` and ``Decision.choice`` (the trace), ``Decision.text`` (the chat)."""
 
     name = "command"
 
@@ -161,21 +218,25 @@ class CommandPlanner:
         command = _CALL.match(query)
         if command is not None:
             return self._command(command.group(1), command.group(2).strip(), tools, names)
-        words = _tokens(query)
-        scored = sorted(
-            ((len(words & _tool_words(t)), i, t) for i, t in enumerate(tools)),
-            key=lambda s: (-s[0], s[1]),
-        )
+        words = terms(query)
+        scored = []
+        for i, tool in enumerate(tools):
+            by_source = _tool_terms(tool)
+            shared = words & set().union(*by_source.values())
+            scored.append((len(shared), i, tool, by_source, shared))
+        scored.sort(key=lambda s: (-s[0], s[1]))
         if not scored or scored[0][0] == 0:
             return Decision(
                 text=f"No tool matches {query!r}. Try `/call TOOL {{json}}` (tools: {names}).",
-                note="keyword match: no tool shares a word with the query",
+                note="term match: no tool shares a word or character pair with the query",
             )
-        score, _i, tool = scored[0]
-        shared = sorted(words & _tool_words(tool))
-        call = PlannedCall(id="call-1", tool=tool.name, arguments=_fill(tool, query))
-        note = f"keyword match: {tool.name} shares {score} word(s) with the query ({', '.join(shared[:8])})"
-        return Decision(calls=[call], note=note)
+        score, _i, tool, by_source, shared = scored[0]
+        matched = {src: sorted(words & by_source[src]) for src in SOURCES if words & by_source[src]}
+        arguments, how = _fill(tool, query)
+        others = [{"tool": t.name, "score": n} for n, _j, t, _b, _s in scored[1:4] if n > 0]
+        choice = Choice(tool.name, arguments, score, sorted(shared), matched, how, others)
+        call = PlannedCall(id="call-1", tool=tool.name, arguments=arguments)
+        return Decision(calls=[call], text=choice.reason(), note=choice.note(), choice=choice)
 
     def _command(self, name: str, raw: str, tools: list[ToolInfo], names: str) -> Decision:
         if name not in {t.name for t in tools}:

@@ -13,7 +13,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 ConsoleTarget = Literal["page", "widget", "app"]
@@ -66,14 +66,17 @@ class RenderTargets(Wire):
 
 class DomNode(Wire):
     """One node of the current target's DOM, as the console collected it. ``uid`` is the Render IR id
-    of the node (stable across renders); ``attrs`` are shown by take_snapshot, ``details``
-    (``focusable``, ``hidden``...) only with ``verbose``."""
+    of the node (stable across renders); ``role``, ``name`` and ``events`` are always shown by
+    take_snapshot, ``attrs`` in part (all with ``verbose``), ``details`` (``focusable``,
+    ``hidden``...) only with ``verbose``."""
 
     uid: str
     type: str  # the WXML tag (view, text, image...), or "page" / "widget" for the root
     role: str | None = None
     name: str | None = None
     text: str | None = None  # the node's own text
+    # The node's event handlers as WXML wrote them: {"bindtap": "onSelect"}, {"catchtap": "stop"}.
+    events: dict[str, str] = Field(default_factory=dict)
     attrs: dict[str, str] = Field(default_factory=dict)
     details: dict[str, str | int | float | bool] = Field(default_factory=dict)
     selected: bool = False
@@ -98,13 +101,27 @@ class ConsoleEntry(Wire):
 
 
 class TraceEvent(Wire):
+    """One trace event. ``requestId`` is always a string (DEBUGGER-PROTOCOL.md): a chat turn's
+    events carry the turn's id; an event outside any turn (a render, a viewport change) that came
+    without one gets ``req-<event id>``, the same every time the console posts it again."""
+
     source: Literal["simulator", "widget_runtime", "page_runtime"]
     id: str
     timestamp: float
     category: str  # simulator, mcp, runtime...
     event: str
-    request_id: str | None = None
+    request_id: str
     payload: Any = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own_request_id(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            given = data.get("requestId", data.get("request_id"))
+            if not isinstance(given, str) or not given:
+                data = {k: v for k, v in data.items() if k != "request_id"}
+                data["requestId"] = f"req-{data.get('id')}"
+        return data
 
 
 class ToolCall(Wire):

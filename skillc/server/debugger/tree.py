@@ -1,6 +1,8 @@
 """take_snapshot's uid text tree: one line per node, two spaces of indent per level.
 
-``uid=<uid> <type> role="..." name="..." "<text>" attr="..." [selected]``. At most
+``uid=<uid> <type> role="..." name="..." "<text>" bindtap="..." attr="..." [selected]``: the
+role and name are the accessible ones the card's HTML carries (a tappable node is a ``button``
+named by its text), the events its WXML handlers (``bindtap`` / ``catchtap``). At most
 :data:`MAX_NODES` nodes and :data:`MAX_ATTR_CHARS` characters per attribute value; over either
 the result says ``truncated``.
 
@@ -68,6 +70,11 @@ def render_tree(root: DomNode, *, verbose: bool = False) -> TextTree:
             quoted, cut = _quote(node.text)
             truncated |= cut
             parts.append(quoted)
+        for key, handler in sorted(node.events.items()):
+            # What a tap would run: the agent sees which nodes act, and how (bind bubbles, catch stops).
+            quoted, cut = _quote(handler)
+            truncated |= cut
+            parts.append(f"{token(key, SAFE_NAME)}={quoted}")
         for key, value in node.attrs.items():
             if verbose or key in BRIEF_ATTRS or key.startswith("aria-"):
                 quoted, cut = _quote(value)

@@ -405,7 +405,8 @@ def build_debug_server(
             return None
         return f"http://127.0.0.1:{d.port}{MCP_PATH}" if d.host in ("0.0.0.0", "::", "") else d.urls.skills_mcp
 
-    chat = ChatSimulator(skills_endpoint, planner or CommandPlanner())
+    guides = {s.package.name: s.package.skill_md or "" for s in catalogue.skills}
+    chat = ChatSimulator(skills_endpoint, planner or CommandPlanner(), guides=guides)
     page = ConsolePage([s.package for s in catalogue.skills], cards=prepared.server.cards, chat=chat, feed=feed)
     out = DebugServer(app=None, channel=channel, debugger=debugger, headless=headless, page=page, token=new_token())
 

@@ -74,7 +74,8 @@
     (res.toolCalls || []).forEach(function (c) { if (!state.seen[c.id]) { state.seen[c.id] = true; addToolCall(c); } });
     addEntries(res.console);
     (res.messages || []).forEach(function (m) {
-      var text = m.role === 'assistant' && m.toolCalls ? m.toolCalls.map(function (c) { return '→ ' + c.name + ' ' + JSON.stringify(c.arguments); }).join('\n') : m.text;
+      // A call shows the planner's reason (its text), then each call.
+      var text = m.role === 'assistant' && m.toolCalls ? (m.text ? m.text + '\n' : '') + m.toolCalls.map(function (c) { return '→ ' + c.name + ' ' + JSON.stringify(c.arguments); }).join('\n') : m.text;
       $('chat-list').appendChild(li(m.role + (m.toolName ? ' ' + m.toolName : '') + ': ' + String(text).slice(0, 600), 'chat-' + m.role));
     });
     state.chat.push({
@@ -244,6 +245,7 @@
 
   var ROLES = { button: 'button', image: 'img', 'scroll-view': 'region' };
   var SKIP_ATTRS = { 'data-uid': 1, 'data-type': 1, style: 1 };
+  var EVENT_ATTR = /^data-(bind|catch)-([a-z0-9_-]+)$/;
 
   function ownText(el) {
     var s = '';
@@ -269,11 +271,21 @@
         if (role) node.role = role;
         var text = ownText(c);
         if (text) node.text = text;
-        if (type === 'button') node.name = c.textContent.trim();
+        // The accessible name as the HTML backend gave it: aria-label (a tappable node's text),
+        // an image's alt, a button's own text.
+        var label = c.getAttribute('aria-label');
+        if (label) node.name = label;
+        else if (type === 'button') node.name = c.textContent.trim();
+        else if (c.tagName === 'IMG' && c.getAttribute('alt')) node.name = c.getAttribute('alt');
+        var events = {};
         for (var i = 0; i < c.attributes.length; i++) {
           var a = c.attributes[i];
+          var bound = EVENT_ATTR.exec(a.name);
+          if (bound) events[bound[1] + bound[2]] = a.value; // data-bind-tap -> bindtap, as WXML wrote it
+          if (a.name === 'aria-label' && a.value === node.name) continue; // shown once, as the name
           if (!SKIP_ATTRS[a.name] && a.name !== 'role') node.attrs[a.name] = a.value;
         }
+        if (Object.keys(events).length) node.events = events;
         if (c.getAttribute('style')) node.details.style = c.getAttribute('style');
         var cs = win.getComputedStyle(c);
         node.details.tag = c.tagName.toLowerCase();
