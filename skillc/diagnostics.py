@@ -202,6 +202,9 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("CON006", _W, "An API declares _meta.ui.pagePath but its code returns no handoff, so the page is never opened.", official="V017"),
     CodeInfo("CON007", _W, "A handoff query key is never read in the page's onLoad(query).", official="V018"),
     CodeInfo("CON008", _W, "components[].relatedPage names a page that app.json lists neither in pages nor in a subpackage.", official="V015"),
+    # -- WeChat's cli agent artefacts (wxa/destructive.py) [WXA###] -----------------------
+    CodeInfo("WXA001", _I, "An API whose name or description uses a destructive word (V019) has no decision in cli-agent-run/destructive-manifest.json (missing or destructive: null); `skillc agent execute` refuses it until it is decided.", official="V019"),
+    CodeInfo("WXA002", _W, "cli-agent-run/destructive-manifest.json is not valid JSON of the manifest's shape; its decisions are ignored and `skillc agent execute` refuses every API a destructive word hits."),
     CodeInfo("RISK001", _I, "The API's risk level was inferred from its name, description and code; pin it with _meta.x_skillc.risk."),
     # -- component folders (frontend/package.py) ----------------------------------------
     CodeInfo("CMP001", _E, 'A component\'s index.json must be an object with "component": true.'),
