@@ -9,6 +9,7 @@ process, its exit code, the files it leaves.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -28,12 +29,14 @@ NOTES = WXA / "notes-skill"
 
 
 def schema(name: str) -> dict[str, Any]:
-    return json.loads((WXA / f"{name}.schema.json").read_text("utf-8"))
+    loaded: dict[str, Any] = json.loads((WXA / f"{name}.schema.json").read_text("utf-8"))
+    return loaded
 
 
-def skillc(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def skillc(*args: str | Path, chromium: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SKILLC_CHROMIUM": chromium} if chromium else None
     return subprocess.run(
-        [sys.executable, "-m", "skillc", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120
+        [sys.executable, "-m", "skillc", *map(str, args)], capture_output=True, text=True, env=env, timeout=120
     )
 
 
@@ -76,7 +79,9 @@ def test_execute_writes_the_official_document_for_the_coffee_skill(tmp_path: Pat
         ("clearNotes", {}, 3, "error"),  # no manifest, a V019 keyword: refused
     ],
 )
-def test_execute_exit_codes(notes: Path, tmp_path: Path, api: str, args: dict[str, Any], code: int, status: str) -> None:
+def test_execute_exit_codes(
+    notes: Path, tmp_path: Path, api: str, args: dict[str, Any], code: int, status: str
+) -> None:
     got, doc = execute(notes, api, tmp_path / "run", args)
     assert (got, doc["status"], doc["_meta"]["cliExitCode"]) == (code, status, code)
     if code == 3:
@@ -170,7 +175,9 @@ def test_validate_report_has_the_official_shape_and_rule_ids(tmp_path: Path) -> 
 def test_validate_report_results_carry_the_official_rule_of_each_finding(tmp_path: Path) -> None:
     skill = Path(shutil.copytree(NOTES, tmp_path / "notes-skill"))
     wxml = skill / "components" / "note-list" / "index.wxml"
-    wxml.write_text(wxml.read_text("utf-8").replace('<text class="title">', '<input class="title"/><text class="title">'))
+    wxml.write_text(
+        wxml.read_text("utf-8").replace('<text class="title">', '<input class="title"/><text class="title">')
+    )
     done = skillc("check", "--format", "wxa", skill)
     report = json.loads((skill / "cli-agent-run" / "validate-report.json").read_text("utf-8"))
     jsonschema.validate(report, schema("validate-report"))
@@ -188,6 +195,20 @@ def test_validate_report_results_carry_the_official_rule_of_each_finding(tmp_pat
 # -- render --------------------------------------------------------------------------------------
 
 
+def card_of(skill: Path, api: str, execute_doc: dict[str, Any]) -> Any:
+    """The card skillc shows for an execute result (its size and layout estimate)."""
+    from skillc.ir.viewport import Viewport
+    from skillc.runtime.contracts import AtomicApiResult
+    from skillc.wxa.execute import load
+    from skillc.wxa.render import mount_card
+
+    invoke = execute_doc["invokeResult"]
+    result = AtomicApiResult.model_validate(
+        {"content": invoke["content"], "structuredContent": invoke["structuredContent"]}
+    )
+    return asyncio.run(mount_card(load(skill), api, result, {}, Viewport())).card
+
+
 def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
     width, height = struct.unpack(">II", data[16:24])
@@ -200,24 +221,25 @@ def test_render_from_execute_writes_the_snapshot_tree_and_checks(chromium_path: 
 
     run = tmp_path / "run"
     assert execute(NOTES, "listNotes", run)[0] == 0
-    env = {**os.environ, "SKILLC_CHROMIUM": chromium_path}
-    done = subprocess.run(
-        [sys.executable, "-m", "skillc", "agent", "render", "--from-execute", str(run / "execute-result.listNotes.json"),
-         "--skill", str(NOTES), "--out", str(run)],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+    result = run / "execute-result.listNotes.json"
+    done = skillc("agent", "render", "--from-execute", result, "--skill", NOTES, "--out", run, chromium=chromium_path)
     assert done.returncode == 0, done.stderr
     doc = json.loads((run / "listNotes.json").read_text("utf-8"))
     jsonschema.validate(doc, schema("render-result"))
     assert doc["_meta"]["verify"] == {
         "passed": True,
-        "checks": dict.fromkeys(["statusOk", "commandIsRender", "hasSnapshot", "noInvokeError", "invokeResultOk"], True),
+        "checks": dict.fromkeys(
+            ["statusOk", "commandIsRender", "hasSnapshot", "noInvokeError", "invokeResultOk"], True
+        ),
     }
     png = (run / "listNotes.snapshot.png").read_bytes()
     assert doc["snapshot"]["absolutePath"] == str((run / "listNotes.snapshot.png").resolve())
     assert doc["snapshot"]["dataUrlLength"] == len("data:image/png;base64,") + (len(png) + 2) // 3 * 4
     width, height = png_size(png)
-    assert width == 375 and 60 < height <= 375  # the card at the 375 px viewport, within its height bounds
+    card = card_of(NOTES, "listNotes", json.loads((run / "execute-result.listNotes.json").read_text("utf-8")))
+    assert width == card.dimensions.width == 375
+    # The whole card, as tall as its layout: Chromium's text metrics differ from the estimate by a few px.
+    assert abs(height - card.content_height) <= 8 and card.dimensions.min_height <= height <= card.dimensions.max_height
     image = png_decode(png)
     # The pinned note's background (#ffe58f) and the card's (#fffbe6) are in the picture.
     pixels = {image.pixels[i : i + image.channels][:3] for i in range(0, len(image.pixels), image.channels)}
@@ -238,13 +260,9 @@ def test_render_from_execute_writes_the_snapshot_tree_and_checks(chromium_path: 
 @pytest.mark.chromium
 def test_render_exit_codes(chromium_path: str, notes: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
-    env = {**os.environ, "SKILLC_CHROMIUM": chromium_path}
 
     def render(path: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "skillc", "agent", "render", "--from-execute", str(path), "--out", str(run)],
-            capture_output=True, text=True, env=env, timeout=120,
-        )  # fmt: skip
+        return skillc("agent", "render", "--from-execute", path, "--out", run, chromium=chromium_path)
 
     execute(notes, "tagNote", run, {"id": "n9", "tag": "x"})
     missing = render(run / "execute-result.tagNote.json")  # no structuredContent to draw
@@ -268,16 +286,12 @@ def test_render_exit_codes(chromium_path: str, notes: Path, tmp_path: Path) -> N
 @pytest.mark.chromium
 def test_a_ci_script_for_the_official_files_reads_ours(chromium_path: str, node_bin: str, notes: Path) -> None:
     run = notes / "cli-agent-run"
-    env = {**os.environ, "SKILLC_CHROMIUM": chromium_path}
     manifest = run / "destructive-manifest.json"
     assert skillc("check", "--format", "wxa", notes).returncode == 1
     decide(manifest, clearNotes=True, archiveNotes=False)
     assert skillc("check", "--format", "wxa", notes).returncode == 0
     assert skillc("agent", "execute", notes, "listNotes").returncode == 0  # default --out: cli-agent-run/
-    done = subprocess.run(
-        [sys.executable, "-m", "skillc", "agent", "render", "--from-execute", str(run / "execute-result.listNotes.json")],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+    done = skillc("agent", "render", "--from-execute", run / "execute-result.listNotes.json", chromium=chromium_path)
     assert done.returncode == 0, done.stderr
     gate = subprocess.run([node_bin, str(WXA / "ci-gate.mjs"), str(run)], capture_output=True, text=True, timeout=60)
     assert gate.returncode == 0, gate.stdout + gate.stderr

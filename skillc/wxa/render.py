@@ -80,7 +80,8 @@ def skill_of(doc: dict[str, Any], skill: Path | None) -> SkillPackage:
         raise RenderUsageError(str(err)) from None
 
 
-async def _mount(pkg: SkillPackage, api: str, result: Any, arguments: dict[str, Any], viewport: Viewport) -> Any:
+async def mount_card(pkg: SkillPackage, api: str, result: Any, arguments: dict[str, Any], viewport: Viewport) -> Any:
+    """The CallOutcome of showing ``result`` as ``api``'s card (created, attached, Input, Result)."""
     from skillc.runtime.api.api_runtime import ApiRuntime
     from skillc.runtime.cards.card_host import CardHost
     from skillc.runtime.config import RuntimeConfig
@@ -150,7 +151,7 @@ def render_from_execute(
     )
     arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
     viewport = Viewport()
-    outcome = asyncio.run(_mount(pkg, api, result, arguments, viewport))
+    outcome = asyncio.run(mount_card(pkg, api, result, arguments, viewport))
     name = component
     lifecycle = [f"[ai-mode] {name} created", f"[ai-mode] {name} attached"]
     lifecycle += [f"[ai-mode] {name} {c.level}: {c.text}" for c in outcome.console]

@@ -60,9 +60,15 @@ class Unit:
     diagnostics: list[Diagnostic]
 
 
+# skillc codes that report an official rule at another level than the rule's (diagnostics.py
+# keeps ``official`` for codes that fail as the rule does): an undecided destructive API informs
+# in skillc's check, since execute refuses it and serve asks consent, but fails V019 here.
+_REPORTED_AS = {"WXA001": "V019"}
+
+
 def rule_id(diag: Diagnostic) -> str | None:
     """The official rule a finding belongs to (the first of "V001/V008"), None for skillc's own."""
-    official = explain(diag.code).official
+    official = _REPORTED_AS.get(diag.code) or explain(diag.code).official
     return official.split("/")[0] if official else None
 
 
