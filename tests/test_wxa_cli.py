@@ -307,3 +307,45 @@ def test_a_ci_script_for_the_official_files_reads_ours(chromium_path: str, node_
     assert gate.returncode == 1
     assert "FAIL V019 destructive-api: mcp.json" in gate.stdout
     assert "FAIL execute countNotes exited 2" in gate.stdout
+
+
+# -- the elementTree notation --------------------------------------------------------------------
+
+
+def test_element_tree_prints_one_virtual_block_per_loop_item(tmp_path: Path) -> None:
+    from skillc.diagnostics import DiagnosticSink
+    from skillc.frontend.package import load_skill
+    from skillc.ir.component import compile_component
+    from skillc.ir.evaluate import CardRenderer
+    from skillc.wxa.element_tree import element_tree
+
+    skill = Path(shutil.copytree(NOTES, tmp_path / "notes-skill"))
+    (skill / "components" / "note-list" / "index.wxml").write_text(
+        '<view class="card">\n'
+        '  <block wx:for="{{notes}}" wx:key="id">\n'
+        "    <text class=\"t {{item.pinned ? 'on' : ''}}\">{{item.text}}</text>\n"
+        '    <view wx:if="{{item.pinned}}" class="pin">pinned</view>\n'
+        "  </block>\n"
+        "</view>\n",
+        "utf-8",
+    )
+    sink = DiagnosticSink()
+    pkg = load_skill(skill, sink)
+    assert pkg is not None
+    compiled = compile_component(pkg, "note-list", sink)
+    assert compiled is not None
+    renderer = CardRenderer(compiled)
+    # Keys with a dot and a bracket: the ids must still be read segment by segment.
+    notes = [{"id": "a.1", "text": "one", "pinned": True}, {"id": "b]2", "text": "two", "pinned": False}]
+    doc = renderer.render({"notes": notes})
+    assert element_tree(doc, compiled.template, renderer.element_classes()).splitlines() == [
+        '<view:view class="card">',
+        "  <(virtual):wx:for>",
+        "    <(virtual):block>",
+        '      <text:default-component class="t on"> one',
+        "      <(virtual):wx:if>",
+        '        <view:view class="pin">',
+        "          pinned",
+        "    <(virtual):block>",
+        '      <text:default-component class="t"> two',
+    ]

@@ -22,12 +22,33 @@ INDENT = "  "
 # The component name WeChat prints after a built-in's tag: text elements are exparser's default
 # component; other built-ins print their own name.
 _COMPONENT = {"text": "default-component"}
-_LOOP_KEY = re.compile(r"\[(?:\\.|[^\]\\])*\]")
+_SEGMENT = re.compile(r"(\d+)((?:\[(?:\\.|[^\]\\])*\])*)")
+_KEY = re.compile(r"\[(?:\\.|[^\]\\])*\]")
 
 
-def template_path(node_id: str) -> str:
-    """The template position of a Render IR id: a loop item ``P[key]`` is the loop body ``P.0``."""
-    return _LOOP_KEY.sub(".0", node_id)
+def steps(node_id: str) -> list[tuple[str, str]]:
+    """(template path, id prefix) of every template position from the top down to ``node_id``.
+
+    A loop item ``P[key]`` is two positions: the loop at ``P`` (prefix ``P``, one for all its
+    items) and its body at ``P.0`` (prefix ``P[key]``, one per item). Keys may hold dots, so
+    the id is read segment by segment rather than split."""
+    out: list[tuple[str, str]] = []
+    path: list[str] = []
+    prefix = ""
+    pos = 0
+    while pos < len(node_id):
+        m = _SEGMENT.match(node_id, pos)
+        if m is None:
+            break  # not an id of the template (the root)
+        prefix = f"{prefix}.{m.group(1)}" if prefix else m.group(1)
+        path.append(m.group(1))
+        out.append((".".join(path), prefix))
+        for key in _KEY.findall(m.group(2)):
+            prefix += key
+            path.append("0")
+            out.append((".".join(path), prefix))
+        pos = m.end() + 1  # the "." before the next segment
+    return out
 
 
 def _index(nodes: list[Node], into: dict[str, Node]) -> None:
@@ -65,24 +86,22 @@ class _Printer:
         self.lines: list[str] = []
 
     def virtual_chain(self, parent: str, child: str) -> list[tuple[str, str]]:
-        """(path, name) of each directive between the template positions ``parent`` and ``child``."""
-        own = parent.split(".") if parent else []
-        parts = child.split(".")
+        """(id prefix, name) of each directive between the nodes ``parent`` and ``child``: the
+        prefix tells one loop item's block from the next item's."""
+        below = len(steps(parent)) if parent != "root" else 0
         chain = []
-        for n in range(len(own) + 1, len(parts)):
-            path = ".".join(parts[:n])
+        for path, prefix in steps(child)[below:-1]:
             node = self.nodes.get(path)
             name = _virtual_name(node) if node is not None else None
             if name is not None:
-                chain.append((path, name))
+                chain.append((prefix, name))
         return chain
 
     def children(self, node: RenderNode, depth: int) -> None:
-        parent = "" if node.id == "root" else template_path(node.id)
         kids = node.children or []
         if node.type == "text":
             kids = [k for k in kids if k.type != TEXT]  # a text element's runs are on its own line
-        entries = [(self.virtual_chain(parent, template_path(k.id)), k) for k in kids]
+        entries = [(self.virtual_chain(node.id, k.id), k) for k in kids]
         self.group(entries, depth)
 
     def group(self, entries: list[tuple[list[tuple[str, str]], RenderNode]], depth: int) -> None:

@@ -24,13 +24,17 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import SkillPackage
 from skillc.ir.viewport import Viewport
 from skillc.wxa.element_tree import element_tree
-from skillc.wxa.execute import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, ExecuteUsageError, load
+from skillc.wxa.execute import EXIT_FAIL, EXIT_PASS, ExecuteUsageError, load
+
+if TYPE_CHECKING:
+    from skillc.runtime.cards.card_models import CallOutcome
+    from skillc.runtime.contracts import AtomicApiResult
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
@@ -72,15 +76,18 @@ def skill_of(doc: dict[str, Any], skill: Path | None) -> SkillPackage:
     if skill is None:
         project = Path(str(doc.get("_meta", {}).get("project", "")))
         sub = str(doc["params"].get("subpackage") or "")
-        candidates = [project] if project.name == sub else [*project.rglob(sub)][:1] or [project]
-        skill = candidates[0]
+        # A project's skill folders hold an mcp.json; the first of that name is the subpackage.
+        found = [p for p in project.rglob(sub) if (p / "mcp.json").is_file()] if project.name != sub else []
+        skill = found[0] if found else project
     try:
         return load(skill)
     except ExecuteUsageError as err:
         raise RenderUsageError(str(err)) from None
 
 
-async def mount_card(pkg: SkillPackage, api: str, result: Any, arguments: dict[str, Any], viewport: Viewport) -> Any:
+async def mount_card(
+    pkg: SkillPackage, api: str, result: AtomicApiResult, arguments: dict[str, Any], viewport: Viewport
+) -> CallOutcome:
     """The CallOutcome of showing ``result`` as ``api``'s card (created, attached, Input, Result)."""
     from skillc.runtime.api.api_runtime import ApiRuntime
     from skillc.runtime.cards.card_host import CardHost
@@ -98,8 +105,9 @@ async def mount_card(pkg: SkillPackage, api: str, result: Any, arguments: dict[s
             runtime.close()
 
 
-def _photograph(html: str, width: int, png: Path, chromium: str) -> tuple[bool, int]:
-    """Write the card's PNG (the body, at the viewport width); (overflowed, PNG height)."""
+def _photograph(html: str, width: int, png: Path, chromium: str) -> bool:
+    """Write the card's PNG (the body: the viewport's width, the card's height); whether the
+    card's content overflowed its maximum height."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -112,9 +120,8 @@ def _photograph(html: str, width: int, png: Path, chromium: str) -> tuple[bool, 
             )
             page.set_content(html, wait_until="load")
             overflowed = bool(page.evaluate("document.body.scrollHeight > document.body.clientHeight + 1"))
-            box = page.locator("body").bounding_box()
             page.locator("body").screenshot(path=str(png))
-            return overflowed, round(box["height"]) if box else 0
+            return overflowed
         finally:
             browser.close()
 
@@ -167,7 +174,7 @@ def render_from_execute(
         tree = element_tree(drawn, compiled.template, renderer.element_classes())
         html = render_html(outcome.card.document, title=f"{pkg.name} / {name}")
         lifecycle.append(f"[ai-mode] {name} overflow monitor=on")
-        overflowed, _height = _photograph(html, viewport.width, png_path, chromium)
+        overflowed = _photograph(html, viewport.width, png_path, chromium)
         if overflowed:
             lifecycle.append(f"[ai-mode] {name} overflowed=true")
         data = png_path.read_bytes()
@@ -216,4 +223,4 @@ def render_from_execute(
     return Rendering(out, code, json_path, png_path if snapshot is not None else None)
 
 
-__all__ = ["EXIT_ERROR", "RenderUsageError", "Rendering", "render_from_execute"]
+__all__ = ["RenderUsageError", "Rendering", "mount_card", "render_from_execute"]
