@@ -115,7 +115,7 @@ def decide(manifest: Path, **decisions: bool | None) -> None:
 
 def wxa001(skill: Path) -> set[str]:
     done = skillc("check", "--format", "json", skill)
-    diags = json.loads(done.stdout)["units"][0]["diagnostics"]
+    diags = [d for unit in json.loads(done.stdout)["units"] for d in unit["diagnostics"]]
     return {d["message"].split(":")[0] for d in diags if d["code"] == "WXA001"}
 
 
@@ -349,3 +349,37 @@ def test_element_tree_prints_one_virtual_block_per_loop_item(tmp_path: Path) -> 
         "    <(virtual):block>",
         '      <text:default-component class="t"> two',
     ]
+
+
+@pytest.mark.chromium
+def test_in_a_project_the_files_live_in_the_project_s_cli_agent_run(chromium_path: str, tmp_path: Path) -> None:
+    project = tmp_path / "miniprogram"
+    shutil.copytree(NOTES, project / "skills" / "notes-skill")
+    (project / "pages" / "index").mkdir(parents=True)
+    app = {
+        "pages": ["pages/index/index"],
+        "subPackages": [{"root": "skills/", "pages": [], "independent": True}],
+        "agent": {"skills": [{"name": "notes", "description": "Keeps notes.", "path": "skills/notes-skill"}]},
+    }
+    (project / "app.json").write_text(json.dumps(app), "utf-8")
+    run = project / "cli-agent-run"
+    skill = project / "skills" / "notes-skill"
+
+    assert skillc("check", "--format", "wxa", project).returncode == 1
+    report = json.loads((run / "validate-report.json").read_text("utf-8"))
+    jsonschema.validate(report, schema("validate-report"))
+    assert report["skillDirs"] == ["skills/notes-skill"]
+    assert {r["file"] for r in report["results"] if r["id"] == "V019"} == {"skills/notes-skill/mcp.json"}
+    assert not (skill / "cli-agent-run").exists()
+    decide(run / "destructive-manifest.json", archiveNotes=False)
+    assert wxa001(project) == {"clearNotes"}  # check reads the project's manifest back
+    assert skillc("agent", "execute", skill, "archiveNotes").returncode == 0  # and so does execute
+    assert skillc("agent", "execute", skill, "clearNotes").returncode == 3
+    assert skillc("agent", "execute", skill, "listNotes").returncode == 0
+    execute_doc = json.loads((run / "execute-result.listNotes.json").read_text("utf-8"))
+    assert execute_doc["_meta"]["project"] == str(project.resolve())
+    assert execute_doc["params"]["subpackage"] == "notes-skill"
+    # render finds the skill from the project and the subpackage, and writes beside the result.
+    done = skillc("agent", "render", "--from-execute", run / "execute-result.listNotes.json", chromium=chromium_path)
+    assert done.returncode == 0, done.stderr
+    assert (run / "listNotes.snapshot.png").is_file()

@@ -51,7 +51,8 @@ def execute(skill: Path, api: str, args_json: str, out_dir: Path | None) -> None
     Example:
       skillc agent execute examples/coffee-skill searchDrinks --args '{"keyword": "latte"}'
     """
-    from skillc.wxa.execute import ExecuteUsageError, load, project_root, write
+    from skillc.wxa.destructive import MANIFEST_DIR, project_root
+    from skillc.wxa.execute import ExecuteUsageError, load, write
     from skillc.wxa.execute import execute as run
 
     arguments = parse_args_json(args_json)
@@ -64,7 +65,7 @@ def execute(skill: Path, api: str, args_json: str, out_dir: Path | None) -> None
     except ExecuteUsageError as err:
         click.echo(f"skillc: error: {err}", err=True)
         sys.exit(EXIT_USAGE)
-    path = write(done, out_dir or project_root(pkg) / "cli-agent-run")
+    path = write(done, out_dir or project_root(pkg) / MANIFEST_DIR)
     click.echo(json.dumps(done.document, ensure_ascii=False, indent=2))
     click.echo(f"wrote {path}", err=True)
     sys.exit(done.exit_code)

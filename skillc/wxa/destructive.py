@@ -85,6 +85,11 @@ def keyword_hit(spec: ApiSpec) -> tuple[str, Literal["name", "description"]] | N
     return None
 
 
+def project_root(pkg: SkillPackage) -> Path:
+    """Where ``cli-agent-run/`` lives: the mini-program project, else the skill folder itself."""
+    return pkg.project.root if pkg.project is not None else pkg.root
+
+
 def manifest_path(root: Path) -> Path:
     return root / MANIFEST_DIR / MANIFEST_NAME
 
@@ -166,9 +171,8 @@ def check_decisions(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     ``destructive: null``); a decision either way silences it. WXA002 when the manifest is unreadable."""
     if pkg.manifest is None:
         return
-    root = pkg.project.root if pkg.project is not None else pkg.root
     try:
-        manifest = read_manifest(root)
+        manifest = read_manifest(project_root(pkg))
     except ManifestError as err:
         sink.emit("WXA002", str(err), file=None)
         manifest = None

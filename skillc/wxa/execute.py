@@ -24,10 +24,9 @@ from typing import Any
 
 from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity
 from skillc.frontend.package import SkillPackage, load_skill
-from skillc.wxa.destructive import ManifestError, decide, read_manifest
+from skillc.wxa.destructive import ManifestError, decide, project_root, read_manifest
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR, EXIT_REFUSED = 0, 1, 2, 3
-OUT_DIR = "cli-agent-run"
 # Findings that mean the call ran but failed the official pass rule, not a runtime error:
 # arguments that do not match the inputSchema, a structuredContent that misses the outputSchema,
 # an upload argument skillc cannot fill.
@@ -47,11 +46,6 @@ class Execution:
 
 def result_path(out_dir: Path, api: str) -> Path:
     return out_dir / f"execute-result.{api}.json"
-
-
-def project_root(pkg: SkillPackage) -> Path:
-    """Where ``cli-agent-run/`` lives: the mini-program project, else the skill folder itself."""
-    return pkg.project.root if pkg.project is not None else pkg.root
 
 
 def load(skill: Path) -> SkillPackage:

@@ -134,7 +134,7 @@ def render_from_execute(
     from skillc.ir.evaluate import CardRenderer
     from skillc.runtime.api.schema import SchemaCheck
     from skillc.runtime.contracts import AtomicApiResult
-    from skillc.wxa.execute import OUT_DIR, project_root
+    from skillc.wxa.destructive import MANIFEST_DIR, project_root
 
     doc = read_execute(execute_file)
     params, invoke = doc["params"], doc["invokeResult"]
@@ -147,7 +147,7 @@ def render_from_execute(
     component = path.split("/")[1] if path and path.count("/") == 2 else None
     if component is None or component not in pkg.components:
         raise RenderUsageError(f"{api} shows no card (_meta.ui.componentPath names no component folder)")
-    out_dir = out_dir or project_root(pkg) / OUT_DIR
+    out_dir = out_dir or project_root(pkg) / MANIFEST_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, png_path = out_dir / f"{api}.json", out_dir / f"{api}.snapshot.png"
     chromium = chromium or find_chromium()

@@ -184,7 +184,7 @@ def write_wxa(path: Path, reports: list[Any]) -> int:
 
     import click
 
-    from skillc.wxa.destructive import ManifestError, hits, merged, read_manifest, write_manifest
+    from skillc.wxa.destructive import MANIFEST_DIR, ManifestError, hits, merged, read_manifest, write_manifest
 
     skills = [r for r in reports if r.is_skill and r.package is not None]
     found = [e for r in skills for e in hits(r.package.name, r.package.manifest.apis if r.package.manifest else [])]
@@ -197,7 +197,7 @@ def write_wxa(path: Path, reports: list[Any]) -> int:
         write_manifest(path, merged(path, str(path.resolve()), found, old))
     units = [Unit(r.package.root if r.package is not None else None, r.diagnostics) for r in reports]
     report = build_report(path, [r.package.root for r in skills], units)
-    out = path / "cli-agent-run" / "validate-report.json"
+    out = path / MANIFEST_DIR / "validate-report.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", "utf-8")
     for line in console_lines(report):
