@@ -26,7 +26,7 @@ def agent() -> None:
     """
 
 
-@agent.command()
+@agent.command(short_help="Call one API; write execute-result.<API>.json.")
 @click.argument("skill", type=click.Path(path_type=Path))
 @click.argument("api")
 @click.option("--args", "args_json", default="{}", show_default=True, help="The arguments, as a JSON object.")
@@ -71,7 +71,7 @@ def execute(skill: Path, api: str, args_json: str, out_dir: Path | None) -> None
     sys.exit(done.exit_code)
 
 
-@agent.command()
+@agent.command(short_help="Draw an execute result's card: <API>.json and <API>.snapshot.png.")
 @click.option(
     "--from-execute",
     "execute_file",
