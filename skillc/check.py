@@ -52,6 +52,7 @@ def _check_consistency(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     from skillc.frontend.consistency import Script, check_bindings, check_structured_content
     from skillc.frontend.handoff import check_handoffs, check_related_pages
     from skillc.frontend.risk import check_risks
+    from skillc.wxa.destructive import check_decisions
 
     if pkg.manifest is None:
         return
@@ -62,6 +63,7 @@ def _check_consistency(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     check_handoffs(pkg, apis, pkg.manifest_json, pkg.project, sink, scripts)
     check_related_pages(pkg.manifest_json, pkg.project, sink)
     check_risks(apis, pkg.sources, pkg.code_root, pkg.manifest_json, sink, scripts)
+    check_decisions(pkg, sink)  # V019: the destructive manifest's decisions
 
 
 def _check_scripts(pkg: SkillPackage, sink: DiagnosticSink) -> None:

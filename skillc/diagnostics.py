@@ -202,6 +202,9 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("CON006", _W, "An API declares _meta.ui.pagePath but its code returns no handoff, so the page is never opened.", official="V017"),
     CodeInfo("CON007", _W, "A handoff query key is never read in the page's onLoad(query).", official="V018"),
     CodeInfo("CON008", _W, "components[].relatedPage names a page that app.json lists neither in pages nor in a subpackage.", official="V015"),
+    # -- WeChat's cli agent artefacts (wxa/destructive.py) [WXA###] -----------------------
+    CodeInfo("WXA001", _I, "An API whose name or description uses a destructive word (V019) has no decision in cli-agent-run/destructive-manifest.json (missing or destructive: null); `skillc agent execute` refuses it until it is decided; `check --format wxa` reports it as V019's error."),
+    CodeInfo("WXA002", _W, "cli-agent-run/destructive-manifest.json is not valid JSON of the manifest's shape; its decisions are ignored and `skillc agent execute` refuses every API a destructive word hits."),
     CodeInfo("RISK001", _I, "The API's risk level was inferred from its name, description and code; pin it with _meta.x_skillc.risk."),
     # -- component folders (frontend/package.py) ----------------------------------------
     CodeInfo("CMP001", _E, 'A component\'s index.json must be an object with "component": true.'),
@@ -432,8 +435,10 @@ _OFFICIAL_NOTES = (
     "- **V018**'s level is not confirmed in v0.2.1; skillc warns (`CON007`), since a page that",
     "  ignores a key still opens. An object `query` (v0.2.1) is accepted as well as a string (O6b).",
     "- **V019** (O6b) writes a destructive manifest for APIs whose names or descriptions use words",
-    "  like delete, cancel, unbind, 注销; skillc writes none, but the same words make the API's",
-    "  inferred risk L3 (`RISK001`): consent before it runs and `destructiveHint` when served.",
+    "  like delete, cancel, unbind, 注销, and fails on each undecided entry. skillc writes the same",
+    "  manifest with `check --format wxa` (keeping its decisions), where an undecided entry is V019's",
+    "  error; plain `check` informs (`WXA001`), since `skillc agent execute` refuses the API and the",
+    "  same words make its inferred risk L3 (`RISK001`): consent before it runs when served.",
     "- **V015**'s page check is O6b's (v0.2.1 does not require relatedPage, and no validate.mjs",
     "  of O6b is confirmed): skillc warns (`CON008`) when relatedPage is not a page of app.json.",
     "  For the same reason a componentPath without a `components[]` entry is a warning (`MCP010`):",

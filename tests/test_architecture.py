@@ -1,8 +1,9 @@
 """DESIGN.md's dependency rule, checked on the source: phases import only downwards.
 
-frontend <- ir <- backends; runtime never imports backends or server; nothing imports server
-or the drivers (cli, check, build); the base modules every phase may use (diagnostics, and
-gcpause, the cycle collector's pause) import no phase. Inside the runtime the parts
+frontend <- ir <- backends; runtime never imports backends or server; nothing imports server,
+wxa (WeChat's cli artefacts, beside the server) or the drivers (cli, check, build); the base
+modules every phase may use (diagnostics, and gcpause, the cycle collector's pause) import no
+phase. Inside the runtime the parts
 stack the same way: sandbox < host < api < cards < flows, with contracts and config under all.
 In the server, ui_control knows the skill server only through the callables it is handed (and
 the leaf modules every tool shares: the registry, the snapshot text quoting), and its contract
@@ -27,6 +28,8 @@ ALLOWED = {
     "backends": {"ir"},
     "runtime": {"frontend", "ir"},
     "server": {"frontend", "ir", "backends", "runtime"},
+    # WeChat's cli agent artefacts: beside the server, above every phase, used by the CLI only.
+    "wxa": {"frontend", "ir", "backends", "runtime"},
 }
 DRIVERS = {"cli", "check", "build", "__main__"}
 # The runtime's parts, lowest first: each may import only those before it.

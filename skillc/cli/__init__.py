@@ -22,6 +22,7 @@ __all__ = ["COMMANDS", "_echo", "main", "use_color"]
 
 # Command name -> the module that defines it, under a function of the same name.
 COMMANDS = {
+    "agent": "skillc.cli.agent",
     "build": "skillc.cli.build",
     "call": "skillc.cli.call",
     "check": "skillc.cli.check",

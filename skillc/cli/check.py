@@ -22,11 +22,13 @@ if TYPE_CHECKING:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "github", "sarif"]),
+    type=click.Choice(["text", "json", "github", "sarif", "wxa"]),
     default="text",
     show_default=True,
     help="text: compiler-style lines with source excerpts; json: one machine-readable document; "
-    "github: GitHub Actions annotations (::error file=...,line=...::message); sarif: a SARIF 2.1.0 log.",
+    "github: GitHub Actions annotations (::error file=...,line=...::message); sarif: a SARIF 2.1.0 log; "
+    "wxa: WeChat's validator files, PATH/cli-agent-run/validate-report.json and destructive-manifest.json "
+    "(docs/wechat-cli.md), with its console lines.",
 )
 @color_option
 @click.option(
@@ -75,6 +77,10 @@ def check(path: Path, fmt: str, color: str, quiet: bool) -> None:
     )
     if fmt == "json":
         click.echo(json.dumps(_json_report(reports, quiet), ensure_ascii=False, indent=2))
+    elif fmt == "wxa":
+        from skillc.wxa.validate_report import write_wxa
+
+        sys.exit(write_wxa(path, reports))
     elif fmt == "sarif":
         units = [(r.display, _errors_only(r.diagnostics, quiet)) for r in reports]
         click.echo(render_sarif(units, tool_version=__version__), nl=False)

@@ -124,6 +124,17 @@ class CardRenderer:
             raise RuntimeError("render() first")
         return RenderDocument(RENDER_IR_VERSION, self.viewport, self._root.node)
 
+    def element_classes(self) -> dict[str, tuple[str, ...]]:
+        """The class names of every element of the last render, by node id. The Render IR keeps
+        only resolved styles; a tree printed in WXML's own notation needs the names."""
+        found: dict[str, tuple[str, ...]] = {}
+        stack = [self._root] if self._root is not None else []
+        while stack:
+            elem = stack.pop()
+            found[elem.node.id] = elem.key.classes
+            stack.extend(k for k in elem.kids if isinstance(k, Elem))
+        return found
+
     def render(self, data: Mapping[str, Any]) -> RenderDocument:
         """A full render from JSON-like data (copied: the caller's object is not kept).
 
