@@ -32,7 +32,7 @@ SOURCES = {
 
 
 def parse_all(cache: SheetCache | None) -> list[tuple[object, list[str]]]:
-    out = []
+    out: list[tuple[object, list[str]]] = []
     for file in ("a/index.wxss", "b/index.wxss", "c/index.wxss"):
         sink = DiagnosticSink()
         sheet = parse_wxss(SOURCES[file], file=file, sink=sink, load=SOURCES.get, cache=cache)
