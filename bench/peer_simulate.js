@@ -1,6 +1,6 @@
 // The peer side of bench/render.py: WeChat's official component test framework
 // (miniprogram-simulate on j-component, in jsdom) rendering the same drink-list card.
-// Usage: node bench/peer_simulate.js <peers node_modules> <card.wxml> <rounds> [cases]
+// Usage: node bench/peer_simulate.js <peers node_modules> <card.wxml> <rounds> [cases] [warm-up rounds]
 // Prints one JSON object: per case, median wall and median CPU (process.cpuUsage) milliseconds.
 // Without [cases], the five cases of bench/render.py. With it (comma-separated, for
 // bench/scorecard.py), only those: load_render_20, render_20, render_<n> (render + attach of a
@@ -14,6 +14,8 @@ const fs = require('fs')
 const modules = path.resolve(process.argv[2])
 const wxml = fs.readFileSync(process.argv[3], 'utf8')
 const rounds = Number(process.argv[4] || 20)
+// The caller's warm-up count, to warm this side as much as its own (default: 3, one for 1000+ items).
+const warmupArg = process.argv[6] === undefined ? null : Number(process.argv[6])
 const { JSDOM } = require(path.join(modules, 'jsdom'))
 const dom = new JSDOM('<!doctype html><html><body></body></html>', { pretendToBeVisual: true })
 for (const key of ['window', 'document', 'navigator', 'Node', 'HTMLElement', 'Event', 'CustomEvent', 'MutationObserver', 'getComputedStyle']) {
@@ -93,7 +95,7 @@ function runCases (names) {
   const out = {}
   for (const name of names) {
     const c = caseOf(name)
-    const warmup = c.size >= 1000 ? 1 : 3
+    const warmup = warmupArg !== null ? warmupArg : c.size >= 1000 ? 1 : 3
     const samples = []
     for (let r = 0; r < rounds + warmup; r++) {
       const arg = c.setup(r)
@@ -102,7 +104,8 @@ function runCases (names) {
       c.done(made, arg)
       if (r >= warmup) samples.push(t)
     }
-    out[name] = { wall: median(samples.map((x) => x.wall)), cpu: median(samples.map((x) => x.cpu)) }
+    // The samples too: a caller interleaving several runs takes the median of them all.
+    out[name] = { wall: median(samples.map((x) => x.wall)), cpu: median(samples.map((x) => x.cpu)), walls: samples.map((x) => x.wall), cpus: samples.map((x) => x.cpu) }
   }
   process.stdout.write(JSON.stringify(out) + '\n')
 }

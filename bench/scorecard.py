@@ -1,6 +1,6 @@
 """Issue 16's scorecard: every row of its table, skillc beside its peer or floor, in one run.
 
-    .venv/bin/python bench/scorecard.py [--quick] [--rows 1,2,...]
+    .venv/bin/python bench/scorecard.py [--quick] [--rows 1,2,...] [--check]
 
 Prints one table (markdown, fixed-width columns, so that two runs diff line by line): per case,
 skillc's wall and CPU figures, the peer's (or floor's) in the same run, the ratios skillc / peer
@@ -8,21 +8,31 @@ of each, the goal and whether it is met. Figures are medians of several rounds; 
 process's ``time.process_time`` for in-process work, ``process.cpuUsage`` in node, the children's
 rusage for short-lived subprocesses, and /proc/<pid>/stat for a server process.
 
+Fair to the peers: skillc and its peer alternate (rows 1-4 in blocks of rounds, one node process
+per block; rows 9-11 round by round) and each side gets the same warm-up count and the same number
+of rounds. The goals are the ones issue 31 states: first-render growth <= 1.3x per node from 127 to
+18 007 nodes, `skillc check` start-up as a whole process within 0.15 s CPU of `python -c pass`,
+the frontend within 2.5x of wcc / wcsc on the real corpus (TDesign, WeUI and Vant from npm:
+``npm ci --prefix bench/corpus``; without it the rows time the repo's own files and judge nothing).
+``--check`` exits 1 when a goal is missed (or a measurement failed).
+
 Rows (``--rows`` takes these numbers):
   1  first render, drink-list 20 items: cold (compile + render) and warm (cached compile)
      vs miniprogram-simulate (load + render + attach / render + attach)
   2  replace 1000 items, same keys        3  replace 1000 items, new keys
   4  grow 20 -> 1000 items                (CardRenderer.update vs simulate's setData)
-  5  first render 2000 and 10000 items: per-node cost against the 20-item cost (linear)
+  5  first render 2571 items (18 007 nodes): per-node cost against the 20-item cost
   6  tools/call searchDrinks, server CPU per request: skillc serve vs a bare mcp SDK server
   7  the same with 20 concurrent clients: calls/s and p99
   8  Atomic API VM calls/s, trivial API, one thread vs a bare QuickJS context per call
-  9  WXML parse + lower of the repo's WXML (the files wcc accepts), ~250 KB, vs wcc
-  10 WXSS parse of the repo's WXSS (the files wcsc accepts), ~900 KB, vs wcsc
-  11 `skillc check` start-up: importing skillc.cli, and the whole check, vs `python -c pass`
+  9  WXML parse + lower of the npm corpus (TDesign, WeUI, Vant), ~250 KB, vs wcc over each library
+  10 WXSS parse of the npm corpus, ~900 KB, vs wcsc over each library
+  11 `skillc check` start-up, whole process, vs `python -c pass`: with the user cache warm (the
+     goal) and empty; importing skillc.cli alone
 
 A missing peer (no node, no tests/peers) is printed as "skipped (reason)" and the run still exits
-0; a skillc measurement that fails is printed as FAILED and the run exits 1.
+0 (its goal is not judged); a skillc measurement that fails is printed as FAILED and the run exits
+1, as does a missed goal under ``--check``.
 """
 
 from __future__ import annotations
@@ -57,6 +67,7 @@ from skillc.frontend.package import load_skill  # noqa: E402
 from skillc.ir.evaluate import CardRenderer  # noqa: E402
 
 PEERS = ROOT / "tests" / "peers" / "node_modules"
+CORPUS = ROOT / "bench" / "corpus" / "node_modules"
 SKILL = ROOT / "examples" / "coffee-skill"
 CORPUS_DIRS = (ROOT / "examples", ROOT / "tests" / "fixtures")
 ALL_ROWS = tuple(range(1, 12))
@@ -81,23 +92,27 @@ class Settings:
     rounds: int  # in-process medians
     peer_rounds: int  # node / subprocess medians
     list_n: int  # rows 2-4
-    big: tuple[int, int]  # row 5
+    big: tuple[int, ...]  # row 5
     growth_repeat: int  # row 5, first renders per size (bench/growth.py's --repeat)
     seq_calls: int  # row 6, per batch
     batches: int
     load_calls: int  # row 7
     api_calls: int  # row 8, per round
-    wxml_kb: int
+    wxml_kb: int  # rows 9-10 without the npm corpus: the repo's files, repeated to this size
     wxss_kb: int
     startup_runs: int
+    blocks: int  # rows 1-4: ours and the peer alternate in this many blocks of rounds
+    corpus_rounds: int  # rows 9-10
     peers: Path = PEERS  # tests/peers/node_modules: simulate, jsdom, wcc, wcsc
+    corpus: Path = CORPUS  # bench/corpus/node_modules: the npm corpus
 
 
+WARM_UP = 3  # rounds 1-4: warm-up rounds, for both sides
 FULL = Settings(
     rounds=20,
     peer_rounds=5,
     list_n=1000,
-    big=(2000, 10000),
+    big=(2571,),  # 18 007 nodes (issue 31)
     growth_repeat=3,
     seq_calls=50,
     batches=5,
@@ -105,7 +120,9 @@ FULL = Settings(
     api_calls=500,
     wxml_kb=250,
     wxss_kb=900,
-    startup_runs=5,
+    startup_runs=7,
+    blocks=2,
+    corpus_rounds=5,
 )
 QUICK = Settings(
     rounds=3,
@@ -120,6 +137,8 @@ QUICK = Settings(
     wxml_kb=10,
     wxss_kb=20,
     startup_runs=2,
+    blocks=1,
+    corpus_rounds=1,
 )
 
 
@@ -163,6 +182,23 @@ def median_setup(fn: Callable[[Any], object], setup: Callable[[], Any], rounds: 
     return Figure(statistics.median(walls), statistics.median(cpus))
 
 
+def samples_setup(fn: Callable[[Any], object], setup: Callable[[], Any], rounds: int) -> list[Figure]:
+    """Wall and CPU milliseconds of each of ``rounds`` runs of ``fn(setup())``, the setup untimed."""
+    out = []
+    for _ in range(rounds):
+        arg = setup()
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        fn(arg)
+        out.append(Figure((time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000))
+    return out
+
+
+def median_of(samples: list[Figure]) -> Figure:
+    cpus = [f.cpu for f in samples if f.cpu is not None]
+    return Figure(statistics.median(f.wall for f in samples), statistics.median(cpus) if cpus else None)
+
+
 def children_cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -196,17 +232,18 @@ def node_or_missing(peers: Path) -> str:
     return node
 
 
-def simulate(cases: list[str], rounds: int, peers: Path) -> dict[str, Figure]:
+def simulate(cases: list[str], rounds: int, peers: Path, warm_up: int) -> dict[str, list[Figure]]:
+    """Each case's samples: ``warm_up`` untimed rounds, then ``rounds`` timed ones, in one node process."""
     node = node_or_missing(peers)
     card = SKILL / "components" / "drink-list" / "index.wxml"
-    cmd = [node, str(BENCH / "peer_simulate.js"), str(peers), str(card), str(rounds), ",".join(cases)]
+    cmd = [node, str(BENCH / "peer_simulate.js"), str(peers), str(card), str(rounds), ",".join(cases), str(warm_up)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
     if done.returncode != 0:
         # One line, no table rule: the reason is printed in a Markdown table cell.
         last = " ".join(line.strip() for line in done.stderr.strip().splitlines()[-3:]).replace("|", "/")
         raise PeerMissing(f"peer_simulate.js exited {done.returncode}: {last[-200:]}")
-    raw: dict[str, dict[str, float]] = json.loads(done.stdout.strip().splitlines()[-1])
-    return {k: Figure(v["wall"], v["cpu"]) for k, v in raw.items()}
+    raw: dict[str, dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return {k: [Figure(w, c) for w, c in zip(v["walls"], v["cpus"], strict=True)] for k, v in raw.items()}
 
 
 def renamed(drinks: list[dict[str, Any]], r: int) -> list[dict[str, Any]]:
@@ -220,8 +257,6 @@ def render_rows(rows: set[int], s: Settings) -> list[Row]:
     assert pkg is not None
     component = rb.compile_drink_list(pkg)
     n = s.list_n
-    cases: list[str] = []
-    mine: dict[str, Figure] = {}
     counter = iter(range(10**9))
 
     def fresh(size: int) -> Any:
@@ -234,36 +269,38 @@ def render_rows(rows: set[int], s: Settings) -> list[Row]:
         return card.update({"drinks": new})
 
     big = fresh(n) if 2 in rows else None  # replaced in place, round after round
-    for warm_up in (True, False):  # the first pass fills the caches a long-running server has warm
-        rounds = 3 if warm_up else s.rounds
-        if 1 in rows:
-            mine["cold_20"] = median_figure(
-                lambda: CardRenderer(rb.compile_drink_list(pkg)).render(rb.data(20)), rounds
-            )
-            mine["warm_20"] = median_figure(lambda: CardRenderer(component).render(rb.data(20)), rounds)
-        if 2 in rows:
-            mine["replace"] = median_setup(swap, lambda: (big, rb.drinks(n, next(counter) + 1)), rounds)
-        if 3 in rows:
-            mine["replace_new"] = median_setup(swap, lambda: (fresh(n), renamed(rb.drinks(n), next(counter))), rounds)
-        if 4 in rows:
-            mine["grow"] = median_setup(swap, lambda: (fresh(20), rb.drinks(n)), rounds)
-    big_sizes = s.big
+    measures: dict[str, tuple[Callable[[Any], object], Callable[[], Any]]] = {}
     if 1 in rows:
-        cases += ["load_render_20", "render_20"]
+        measures["cold_20"] = (lambda _: CardRenderer(rb.compile_drink_list(pkg)).render(rb.data(20)), lambda: None)
+        measures["warm_20"] = (lambda _: CardRenderer(component).render(rb.data(20)), lambda: None)
     if 2 in rows:
-        cases.append(f"replace_{n}")
+        measures["replace"] = (swap, lambda: (big, rb.drinks(n, next(counter) + 1)))
     if 3 in rows:
-        cases.append(f"replace_new_{n}")
+        measures["replace_new"] = (swap, lambda: (fresh(n), renamed(rb.drinks(n), next(counter))))
     if 4 in rows:
-        cases.append(f"grow_20_{n}")
-    if 5 in rows:
-        cases.append(f"render_{big_sizes[0]}")
-    peer: dict[str, Figure] = {}
+        measures["grow"] = (swap, lambda: (fresh(20), rb.drinks(n)))
+    peer_of = {"cold_20": "load_render_20", "warm_20": "render_20", "replace": f"replace_{n}"}
+    peer_of |= {"replace_new": f"replace_new_{n}", "grow": f"grow_20_{n}"}
+    cases = [peer_of[k] for k in measures]
+    # The same warm-up count and rounds for both; the rounds alternate in blocks (one node process
+    # per block, each warmed again), so that a quieter or busier spell of the machine falls on both.
+    for fn, setup in measures.values():
+        samples_setup(fn, setup, WARM_UP)
+    mine_samples: dict[str, list[Figure]] = {k: [] for k in measures}
+    peer_samples: dict[str, list[Figure]] = {c: [] for c in cases}
     peer_note = ""
-    try:
-        peer = simulate(cases, s.peer_rounds, s.peers)
-    except PeerMissing as why:
-        peer_note = str(why)
+    per_block = max(1, s.rounds // s.blocks)
+    for _ in range(s.blocks):
+        for key, (fn, setup) in measures.items():
+            mine_samples[key] += samples_setup(fn, setup, per_block)
+        if cases and not peer_note:
+            try:
+                for case, got in simulate(cases, per_block, s.peers, WARM_UP).items():
+                    peer_samples[case] += got
+            except PeerMissing as why:
+                peer_note = str(why)
+    mine = {k: median_of(v) for k, v in mine_samples.items()}
+    peer = {c: median_of(v) for c, v in peer_samples.items() if v}
 
     def row(case: str, key: str, peer_case: str, peer_label: str, goal_ms: float) -> Row:
         ours = mine[key]
@@ -288,34 +325,39 @@ def render_rows(rows: set[int], s: Settings) -> list[Row]:
     if 4 in rows:
         out.append(row(f"4 grow 20 -> {n} items, ms", "grow", f"grow_20_{n}", "setData", 100))
     if 5 in rows:
-        out += growth_rows(s, peer.get(f"render_{big_sizes[0]}"), peer_note)
+        out += growth_rows(s)
     return out
 
 
-def growth_rows(s: Settings, peer_small: Figure | None, peer_note: str) -> list[Row]:
-    """Each size in its own child process (bench/growth.py's), so that one size's heap does not tax the next."""
+GROWTH_GOAL = 1.3  # issue 31: CPU per node of a first render, N items against 20 items
+
+
+def growth_rows(s: Settings) -> list[Row]:
+    """Each size in its own child process (bench/growth.py's), so that one size's heap does not tax
+    the next; the peer renders the same size right after, with as many rounds and one warm-up (as
+    growth.py warms ours with one 20-item render)."""
     growth = load_bench("growth")
     repeat = s.growth_repeat
     base = growth.run_child(20, repeat, False)
     base_cpu = base["render_cpu_s"] / base["nodes"]
     out = []
-    for i, n in enumerate(s.big):
+    for n in s.big:
         r = growth.run_child(n, repeat, False)
         ratio = r["render_cpu_s"] / r["nodes"] / base_cpu
-        if i == 0:
-            peer, note = peer_small, peer_note
-        else:
-            # simulate is at least linear: a round at n items would cost this, times warm-up + rounds.
-            est = f", ~{peer_small.wall * n / s.big[0] / 1000:.0f} s a round" if peer_small is not None else ""
-            peer, note = None, f"capped{est}"
+        peer: Figure | None = None
+        note = ""
+        try:
+            peer = median_of(simulate([f"render_{n}"], repeat, s.peers, 1)[f"render_{n}"])
+        except PeerMissing as why:
+            note = str(why)
         out.append(
             Row(
                 f"5 first render {n} items ({r['nodes']} nodes), ms",
                 Figure(r["render_wall_s"] * 1000, r["render_cpu_s"] * 1000),
                 "simulate render+attach",
                 peer,
-                f"linear: CPU/node <= 1.5x the 20-item ({ratio:.2f}x)",
-                ratio <= 1.5,
+                f"CPU/node <= {GROWTH_GOAL}x the 20-item's ({base['nodes']} nodes): {ratio:.2f}x",
+                ratio <= GROWTH_GOAL,
                 peer_note=note,
             )
         )
@@ -573,19 +615,55 @@ def kb_per_s(text: str, ms: Figure) -> Figure:
     return Figure(kb / (ms.wall / 1000), kb / ((ms.cpu or 1e-9) / 1000))
 
 
-def frontend_row(row: int, s: Settings) -> Row:
-    from skillc.frontend.wxml import parse_wxml
-    from skillc.frontend.wxss import parse_wxss
-    from skillc.ir.lower import lower_document
+FRONTEND_GOAL = 2.5  # issue 31: skillc's CPU within this factor of wcc / wcsc's on the real corpus
 
+
+def frontend_row(row: int, s: Settings) -> Row:
     wxml = row == 9
-    ext, name = ("wxml", "wcc") if wxml else ("wxss", "wcsc")
+    ext, name = (".wxml", "wcc") if wxml else (".wxss", "wcsc")
+    what = "WXML parse + lower" if wxml else "WXSS parse"
     binary: Path | None = None
     note = ""
     try:
         binary = compiler(name, s.peers)
     except PeerMissing as why:
         note = str(why)
+    corpus = load_bench("corpus")
+    libs = corpus.libraries(s.corpus)
+    if isinstance(libs, str):
+        return own_files_row(row, s, binary, f"{note}; " if note else "", libs)
+    kb = sum(lib.size(ext) for lib in libs) / 1024
+    files = sum(len(lib.of(ext)) for lib in libs)
+    # Library by library, ours and the peer alternate in every round, one warm-up round each.
+    pairs = corpus.compare(libs, ext, binary, s.corpus_rounds, warm_up=1)
+    total = pairs["all"]
+    mine = Figure(kb / total.ours.wall_s, kb / total.ours.cpu_s)
+    peer = None if total.peer is None else Figure(kb / total.peer.wall_s, kb / total.peer.cpu_s)
+    slower = None if peer is None or not peer.cpu or not mine.cpu else peer.cpu / mine.cpu
+    per_lib = ", ".join(
+        f"{n} {p.ours.cpu_s / p.peer.cpu_s:.2f}x" for n, p in pairs.items() if n != "all" and p.peer and p.peer.cpu_s
+    )
+    return Row(
+        f"{row} {what}, npm corpus, {files} files, {kb:.0f} KB, KB/s",
+        mine,
+        f"{name} per library",
+        peer,
+        f"CPU within {FRONTEND_GOAL}x of {name}" + ("" if slower is None else f" ({slower:.2f}x)"),
+        None if slower is None else slower <= FRONTEND_GOAL,
+        note=f"row {row}: skillc CPU / {name} CPU by library: {per_lib}" if per_lib else "",
+        peer_note=note,
+    )
+
+
+def own_files_row(row: int, s: Settings, binary: Path | None, note: str, why: str) -> Row:
+    """Without the npm corpus: the repo's own files (those the compiler accepts), repeated to a
+    size; printed, never judged (the goal is about the real corpus)."""
+    from skillc.frontend.wxml import parse_wxml
+    from skillc.frontend.wxss import parse_wxss
+    from skillc.ir.lower import lower_document
+
+    wxml = row == 9
+    ext, name = ("wxml", "wcc") if wxml else ("wxss", "wcsc")
 
     def args(file: str) -> list[str]:
         return ["-d", "-cc", "0", file, "-gn", "$gwx"] if wxml else ["-db", "-pc", "0", file]
@@ -603,49 +681,102 @@ def frontend_row(row: int, s: Settings) -> Row:
         else:
             parse_wxss(text, file="components/bench/index.wxss", sink=sink)
 
-    ours()  # warm: lark builds its parser once
-    mine = kb_per_s(text, median_figure(ours, max(2, s.peer_rounds - 2)))
-    peer: Figure | None = None
-    if binary is not None:
-        with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / f"a.{ext}").write_text(text, encoding="utf-8")
+    rounds = max(2, s.peer_rounds)
+    ours()  # one warm-up for each side
+    mine_samples: list[Figure] = []
+    peer_samples: list[Figure] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / f"a.{ext}").write_text(text, encoding="utf-8")
+        if binary is not None:
             run_child([str(binary), *args(f"a.{ext}")], Path(tmp))
-            taken = median_child([str(binary), *args(f"a.{ext}")], s.peer_rounds, Path(tmp))
-        peer = kb_per_s(text, Figure(taken.wall * 1000, (taken.cpu or 0) * 1000))
+        for _ in range(rounds):  # alternating
+            mine_samples += samples_setup(lambda _: ours(), lambda: None, 1)
+            if binary is not None:
+                wall, cpu = run_child([str(binary), *args(f"a.{ext}")], Path(tmp))
+                peer_samples.append(Figure(wall * 1000, cpu * 1000))
+    mine = kb_per_s(text, median_of(mine_samples))
+    peer = kb_per_s(text, median_of(peer_samples)) if peer_samples else None
     kb = len(text.encode("utf-8")) // 1024
-    ratio = None if peer is None else (mine.cpu or 0) / (peer.cpu or 1)
     what = "WXML parse + lower" if wxml else "WXSS parse"
     return Row(
-        f"{row} {what}, {len(texts)}/{len(files)} files, {kb} KB, KB/s",
+        f"{row} {what}, repo files {len(texts)}/{len(files)}, {kb} KB, KB/s",
         mine,
         name,
         peer,
-        f"within 3x of {name} (CPU)" + ("" if not ratio else f" ({name} {1 / ratio:.2f}x faster)"),
-        None if ratio is None else ratio >= 1 / 3,
-        peer_note=note,
+        "- (not the npm corpus)",
+        None,
+        note=f"row {row}: {why}",
+        peer_note=note.rstrip("; ") if peer is None else "",
     )
 
 
 # -- row 11: start-up ---------------------------------------------------------------------------------------------
 
+# Issue 31: `skillc check` of the coffee skill, CPU over `python -c pass`. The variable is for
+# tests/test_bench_scripts.py, which needs a goal that is surely missed.
+STARTUP_GOAL_S = float(os.environ.get("SKILLC_SCORECARD_STARTUP_GOAL_S", "0.15"))
+
 
 def startup_rows(s: Settings) -> list[Row]:
+    """Whole processes, round by round: `python -c pass`, `skillc check` with a warm user cache,
+    with an empty one, and `import skillc.cli`. Bytecode is written and used, as an installed
+    skillc's is (PYTHONDONTWRITEBYTECODE is dropped for these children)."""
     py = sys.executable
-    run_child([py, "-c", "import skillc.cli"], ROOT)  # warm: the bytecode cache and the page cache
-    floor = median_child([py, "-c", "pass"], s.startup_runs, ROOT)
-    imports = median_child([py, "-c", "import skillc.cli"], s.startup_runs, ROOT)
-    check = median_child([py, "-m", "skillc", "check", str(SKILL)], s.startup_runs, ROOT)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    check = [py, "-m", "skillc", "check", str(SKILL)]
+    with tempfile.TemporaryDirectory() as tmp:
+        warm_env = {**env, "XDG_CACHE_HOME": str(Path(tmp) / "warm")}
+
+        def cold_env() -> dict[str, str]:
+            fresh = Path(tempfile.mkdtemp(dir=tmp))
+            return {**env, "XDG_CACHE_HOME": str(fresh)}
+
+        cases: dict[str, Callable[[], tuple[float, float]]] = {
+            "pass": lambda: run_child_env([py, "-c", "pass"], env),
+            "warm": lambda: run_child_env(check, warm_env),
+            "cold": lambda: run_child_env(check, cold_env()),
+            "import": lambda: run_child_env([py, "-c", "import skillc.cli"], env),
+        }
+        for run in cases.values():  # one warm-up each: bytecode, page cache, the user cache
+            run()
+        samples: dict[str, list[Figure]] = {k: [] for k in cases}
+        for _ in range(s.startup_runs):
+            for key, run in cases.items():
+                wall, cpu = run()
+                samples[key].append(Figure(wall, cpu))
+    fig = {k: median_of(v) for k, v in samples.items()}
+    floor = fig["pass"]
+    over = (fig["warm"].cpu or 0) - (floor.cpu or 0)
     return [
         Row(
-            "11 start-up: import skillc.cli, s",
-            imports,
+            "11 skillc check coffee-skill (whole process), s",
+            fig["warm"],
             "python -c pass",
             floor,
-            "< 0.15 s (CPU)",
-            (imports.cpu or 0) < 0.15,
+            f"CPU over the floor <= {STARTUP_GOAL_S} s ({over:.3f} s)",
+            over <= STARTUP_GOAL_S,
         ),
-        Row("11 skillc check coffee-skill (whole), s", check, "python -c pass", floor, "-", None),
+        Row(
+            "11 the same, empty user cache, s",
+            fig["cold"],
+            "python -c pass",
+            floor,
+            f"- ({(fig['cold'].cpu or 0) - (floor.cpu or 0):.3f} s over)",
+            None,
+        ),
+        Row("11 start-up: import skillc.cli, s", fig["import"], "python -c pass", floor, "-", None),
     ]
+
+
+def run_child_env(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one subprocess run in ``env`` from the repo root (it must exit 0)."""
+    c0 = children_cpu_s()
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, check=False, timeout=600)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise RuntimeError(f"{Path(cmd[0]).name} exited {done.returncode}: {done.stderr[:300]!r}")
+    return wall, children_cpu_s() - c0
 
 
 # -- the table ----------------------------------------------------------------------------------------------------
@@ -708,6 +839,14 @@ def measure(row: int, s: Settings) -> list[Row]:
     raise ValueError(row)
 
 
+def verdict(rows: list[Row], check: bool) -> tuple[int, list[str]]:
+    """The exit status and the cases that made it: a failed measurement always exits 1; with
+    ``check``, so does a goal that was judged and missed (an unjudged goal, met None, does not)."""
+    failed_cases = [r.case for r in rows if r.skillc is None]
+    missed = [r.case for r in rows if r.skillc is not None and r.met is False] if check else []
+    return (1 if failed_cases or missed else 0), failed_cases + missed
+
+
 def failed(label: str, err: BaseException) -> Row:
     return Row(label, None, "-", None, "-", False, note=f"{type(err).__name__}: {err}")
 
@@ -717,6 +856,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="few rounds, small sizes (for the test)")
     parser.add_argument("--rows", default=",".join(map(str, ALL_ROWS)), help="comma-separated row numbers, 1-11")
     parser.add_argument("--peers", type=Path, default=PEERS, help="the peers' node_modules (default: tests/peers)")
+    parser.add_argument(
+        "--corpus", type=Path, default=CORPUS, help="the npm corpus' node_modules (default: bench/corpus)"
+    )
+    parser.add_argument("--check", action="store_true", help="exit 1 when a goal is missed")
     opts = parser.parse_args()
     try:
         rows = {int(x) for x in opts.rows.split(",") if x.strip()}
@@ -724,11 +867,13 @@ def main() -> None:
         parser.error("--rows takes numbers")
     if not rows or not rows <= set(ALL_ROWS):
         parser.error("--rows takes numbers from 1 to 11")
-    s = replace(QUICK if opts.quick else FULL, peers=opts.peers)
+    s = replace(QUICK if opts.quick else FULL, peers=opts.peers, corpus=opts.corpus)
     started = time.perf_counter()
     c0 = time.process_time()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"# skillc scorecard (issue 16), {datetime.now(UTC):%Y-%m-%d %H:%M} UTC{' (quick)' if opts.quick else ''}")
+    print(
+        f"# skillc scorecard (issues 16, 31), {datetime.now(UTC):%Y-%m-%d %H:%M} UTC{' (quick)' if opts.quick else ''}"
+    )
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load}")
     print("wall and CPU are medians (ms, s, KB/s or calls/s as the case says); ratio = skillc / peer of the same")
     print(
@@ -737,7 +882,7 @@ def main() -> None:
     print()
     print(line(COLUMNS))
     print(line(tuple("-" * w for w in WIDTHS)))
-    bad = False
+    shown: list[Row] = []
     notes: list[str] = []
     groups: list[tuple[str, Callable[[], list[Row]]]] = []
     if rows & {1, 2, 3, 4, 5}:
@@ -752,7 +897,7 @@ def main() -> None:
             traceback.print_exc()
             result = [failed(f"{label}", err)]
         for row in result:
-            bad = bad or row.skillc is None
+            shown.append(row)
             if row.skillc is not None and row.note:
                 notes.append(row.note)
             print(line(cells(row)), flush=True)
@@ -760,7 +905,10 @@ def main() -> None:
     for note in notes:
         print(note)
     print(f"run: {time.perf_counter() - started:.0f} s wall, {time.process_time() - c0:.0f} s CPU in this process")
-    sys.exit(1 if bad else 0)
+    status, why = verdict(shown, opts.check)
+    if why:
+        print(("goals missed or failed: " if opts.check else "failed: ") + "; ".join(why))
+    sys.exit(status)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from skillc.backends.base import RenderOptions
 from skillc.backends.registry import find_backend
 from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity, render_blockers, sort_diagnostics
 from skillc.frontend.package import SkillPackage, load_skill
+from skillc.frontend.wxss import SheetCache
 from skillc.ir.component import compile_component
 from skillc.ir.evaluate import CardRenderer
 from skillc.ir.viewport import Viewport
@@ -109,8 +110,9 @@ def build_skill(
         if backend is not None:
             backends[name] = backend
     builds: list[ComponentBuild] = []
+    sheets = SheetCache()  # a sheet several components @import is parsed once per build
     for name in sorted(pkg.components):
-        entry, build = _build_component(pkg, name, options, backends, out, previous.get(name), progress)
+        entry, build = _build_component(pkg, name, options, backends, out, previous.get(name), progress, sheets)
         manifest["components"][name] = entry
         sink.extend(Diagnostic.model_validate(d) for d in entry["diagnostics"])
         builds.append(build)
@@ -214,6 +216,7 @@ def _build_component(
     out: Path,
     previous: dict[str, Any] | None,
     progress: Progress | None,
+    sheets: SheetCache | None = None,
 ) -> tuple[dict[str, Any], ComponentBuild]:
     data = _data_files(pkg, name, options)
     if previous is not None:
@@ -228,7 +231,7 @@ def _build_component(
             return previous, ComponentBuild(name, "cached", sorted(previous.get("outputs", {})))
 
     sink = DiagnosticSink()
-    component = compile_component(pkg, name, sink)
+    component = compile_component(pkg, name, sink, sheets)
     outputs: dict[str, str] = {}
     status = "failed"
     inputs = component.inputs if component is not None else [f"components/{name}/index.wxml"]

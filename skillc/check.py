@@ -6,12 +6,14 @@ never import it.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillc.diagnostics import Counts, Diagnostic, DiagnosticSink, count, sort_diagnostics
 from skillc.frontend.package import SkillPackage, cloud_folder, load_skill
 from skillc.frontend.project import load_project
+from skillc.user_cache import DigestSet, cache_dir
 
 
 @dataclass
@@ -71,7 +73,6 @@ def _check_scripts(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     from skillc.frontend.card_scope import check_card_scope
     from skillc.frontend.component_options import check_component_options
     from skillc.runtime.host.unavailable import unavailable_uses
-    from skillc.runtime.sandbox.syntax import syntax_errors
 
     # WeChat's upload compiles every JavaScript file of the package, reached or not, so a file
     # that does not compile fails the upload wherever it is; cloudfunctions/ is Node code that
@@ -81,11 +82,12 @@ def _check_scripts(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     scope = check_card_scope(pkg)  # V021
     # The official rule is the error where it and JS008 name one use (wx.cloud in a card).
     v021 = {(d.file, d.span.line, d.span.column) for d in scope if d.span is not None}
+    clean = _clean_scripts()
     for path in sorted(pkg.sources):
         if not path.endswith(".js") or cloud_folder(path) is not None:
             continue
         text = pkg.sources[path]
-        errors = syntax_errors(path, text)
+        errors = _syntax_errors(path, text, clean)
         if path not in code:
             errors = [d.model_copy(update={"hint": _UNREACHED_HINT}) for d in errors]
         sink.extend(errors)
@@ -93,7 +95,58 @@ def _check_scripts(pkg: SkillPackage, sink: DiagnosticSink) -> None:
             uses = unavailable_uses(path, text, card=path not in pkg.api_files)
             sink.extend(d for d in uses if d.span is None or (d.file, d.span.line, d.span.column) not in v021)
     sink.extend(scope)
+    clean.save()
     check_component_options(pkg.sources, [f.dir for f in pkg.components.values()], sink)
+
+
+def _syntax_errors(path: str, text: str, clean: DigestSet) -> list[Diagnostic]:
+    """JS007 for ``text``; a text QuickJS compiled clean before (by content) is not compiled again.
+    Only clean verdicts are kept: a file with an error is compiled each time, so its diagnostic is
+    always the engine's own."""
+    digest = _text_digest(text)
+    if digest in clean:
+        return []
+    from skillc.runtime.sandbox.syntax import syntax_errors  # QuickJS: loaded only for a changed file
+
+    errors = syntax_errors(path, text)
+    if not errors:
+        clean.add(digest)
+    return errors
+
+
+def _text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# What decides a verdict: a change to any of these files starts the cache afresh.
+_VERDICT_SOURCES = ("runtime/sandbox/syntax.py", "runtime/sandbox/modules.py", "runtime/sandbox/native.py")
+
+
+def _checker_fingerprint() -> str:
+    """skillc's version and the size and time of the checker's sources and the QuickJS binding,
+    read without importing them (a changed engine or rule invalidates every verdict)."""
+    import importlib.util
+
+    import skillc
+
+    files = [Path(skillc.__file__).parent / rel for rel in _VERDICT_SOURCES]
+    for name in ("quickjs", "_quickjs"):  # the binding's Python half and its native engine
+        spec = importlib.util.find_spec(name)
+        files += [Path(spec.origin)] if spec is not None and spec.origin else []
+    parts = [f"skillc {skillc.__version__}"]
+    for file in files:
+        try:
+            st = file.stat()
+            parts.append(f"{file.name}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{file.name}:-")
+    return " ".join(parts)
+
+
+def _clean_scripts() -> DigestSet:
+    """The digests of the .js texts that compiled clean, from the user cache (empty without one)."""
+    folder = cache_dir()
+    return DigestSet(folder / "js-clean.json" if folder is not None else None, _checker_fingerprint())
 
 
 _UNREACHED_HINT = (
@@ -116,17 +169,19 @@ def _check_templates(pkg: SkillPackage, sink: DiagnosticSink) -> None:
 
 def _check_styles(pkg: SkillPackage, sink: DiagnosticSink) -> None:
     """Parse every component's index.wxss (WXSS syntax, card style rules, @import)."""
-    from skillc.frontend.wxss import parse_wxss
+    from skillc.frontend.wxss import SheetCache, parse_wxss
     from skillc.ir.styles import compile_stylesheet
 
-    # A file @imported by several components is parsed for each; report its findings once.
+    # A file @imported by several components is parsed once (the cache replays its rules for
+    # each); its findings are reported once.
+    sheets = SheetCache()
     for folder in pkg.components.values():
         rel = folder.file("index.wxss")
         text = pkg.sources.get(rel)
         if text is None:
             continue  # a missing file is MCP011, reported by the loader
         local = DiagnosticSink()
-        sheet = parse_wxss(text, file=rel, sink=local, load=pkg.sources.get, root=pkg.code_root)
+        sheet = parse_wxss(text, file=rel, sink=local, load=pkg.sources.get, root=pkg.code_root, cache=sheets)
         compile_stylesheet(sheet, sink=local)
         sink.extend(local, unique=True)
 

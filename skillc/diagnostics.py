@@ -27,7 +27,7 @@ _SEVERITY_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 class Span(BaseModel):
     """A source range. Lines and columns are 1-based; the end is exclusive."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     line: int = Field(ge=1)
     column: int = Field(ge=1)
@@ -71,7 +71,7 @@ class Where(TypedDict, total=False):
 class Diagnostic(BaseModel):
     """One finding. ``file`` is relative to the skill root, with forward slashes."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     code: str
     severity: Severity

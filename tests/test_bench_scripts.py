@@ -25,6 +25,7 @@ def load_bench(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there while it runs
     spec.loader.exec_module(module)
     return module
 
@@ -177,3 +178,42 @@ def test_serve_load_rejects_bad_worker_counts() -> None:
     assert done.stderr.splitlines()[-1] == (
         "serve_load.py: error: --workers 0,2: comma-separated numbers from 1, e.g. 1,2"
     )
+
+
+def canned(case: str, met: bool | None, measured: bool = True) -> object:
+    scorecard = load_bench("scorecard")
+    figure = scorecard.Figure(1.0, 1.0) if measured else None
+    return scorecard.Row(case, figure, "peer", scorecard.Figure(1.0, 1.0), "goal", met)
+
+
+def test_scorecard_check_exits_1_only_for_a_missed_goal_or_a_failure() -> None:
+    verdict = load_bench("scorecard").verdict
+    met, unjudged = canned("a", True), canned("b", None)
+    missed, failed = canned("c", False), canned("d", False, measured=False)
+    assert verdict([met, unjudged], check=True) == (0, [])
+    assert verdict([met, missed, unjudged], check=True) == (1, ["c"])
+    # Without --check a missed goal is printed, not an error; a failed measurement always is.
+    assert verdict([met, missed], check=False) == (0, [])
+    assert verdict([met, failed], check=False) == (1, ["d"])
+    assert verdict([failed, missed], check=True) == (1, ["d", "c"])
+
+
+def test_scorecard_check_prints_what_was_missed() -> None:
+    # Row 11 alone, with a goal no process can meet: --check exits 1 and names the row; the same
+    # run without --check exits 0.
+    env = {**os.environ, "SKILLC_SCORECARD_STARTUP_GOAL_S": "-1"}
+    runs = [
+        subprocess.run(
+            [sys.executable, str(BENCH / "scorecard.py"), "--quick", "--rows", "11", *flag],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=ROOT,
+            env=env,
+        )
+        for flag in (["--check"], [])
+    ]
+    checked, plain = runs
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "goals missed or failed: 11 skillc check coffee-skill (whole process), s" in checked.stdout
+    assert plain.returncode == 0, plain.stdout + plain.stderr

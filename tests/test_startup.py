@@ -8,6 +8,7 @@ that has them all loaded already, so these tests look at ``sys.modules`` of a ne
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,15 +29,18 @@ SKILLC_NOT_FOR_CHECK = (
 )
 
 
-def _loaded(code: str, out: Path, *argv: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+def _loaded(
+    code: str, out: Path, *argv: str, cache_home: Path | None = None
+) -> tuple[set[str], subprocess.CompletedProcess[str]]:
     """Run ``code`` in a fresh interpreter and return the modules loaded when it exits (whatever
-    the exit status: click ends every command with sys.exit)."""
+    the exit status: click ends every command with sys.exit). ``cache_home``: its XDG_CACHE_HOME."""
     prelude = (
         "import atexit, json, sys\n"
         f"atexit.register(lambda: open({str(out)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
     )
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home)) if cache_home is not None else None
     done = subprocess.run(
-        [sys.executable, "-c", prelude + code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", prelude + code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
     )
     return set(json.loads(out.read_text())), done
 
@@ -64,9 +68,12 @@ def test_help_runs_without_the_phases(tmp_path: Path) -> None:
     assert _offenders(modules, ("pydantic", "skillc.diagnostics", "skillc.frontend", *SERVER_STACK)) == []
 
 
+CHECK = "import runpy; sys.argv = ['skillc', *sys.argv[1:]]; runpy.run_module('skillc', run_name='__main__')"
+
+
 def test_check_loads_no_server_runtime_or_browser(tmp_path: Path) -> None:
-    code = "import runpy; sys.argv = ['skillc', *sys.argv[1:]]; runpy.run_module('skillc', run_name='__main__')"
-    modules, done = _loaded(code, tmp_path / "modules.json", "check", str(COFFEE))
+    # An empty user cache: every script is compiled.
+    modules, done = _loaded(CHECK, tmp_path / "modules.json", "check", str(COFFEE), cache_home=tmp_path / "cache")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "checked 1 skill: 0 errors" in done.stdout
     # It did check: templates were lowered, styles compiled, scripts compiled with QuickJS.
@@ -75,3 +82,17 @@ def test_check_loads_no_server_runtime_or_browser(tmp_path: Path) -> None:
     assert _offenders(modules, SKILLC_NOT_FOR_CHECK) == []
     # Its schemas are plainly valid (frontend/plain_schema.py): jsonschema is never needed.
     assert _offenders(modules, ("jsonschema",)) == []
+
+
+def test_check_of_unchanged_scripts_loads_no_quickjs(tmp_path: Path) -> None:
+    # The second check of the same files finds every script's clean verdict in the user cache:
+    # the JavaScript engine and the runtime's configuration are never imported.
+    cache = tmp_path / "cache"
+    first, done = _loaded(CHECK, tmp_path / "first.json", "check", str(COFFEE), cache_home=cache)
+    assert done.returncode == 0 and "quickjs" in first, done.stderr
+    second, again = _loaded(CHECK, tmp_path / "second.json", "check", str(COFFEE), cache_home=cache)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == done.stdout
+    assert _offenders(second, ("quickjs", "_quickjs", "skillc.runtime.sandbox", "skillc.runtime.config")) == []
+    # The committed parser tables: lark never analyses the grammar in a check.
+    assert "skillc.frontend.wxml.generated" in second

@@ -52,7 +52,9 @@ COMPONENT_PATH_RE = re.compile(r"^components/[\w-]+/index$")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True, alias_generator=to_camel, populate_by_name=True, frozen=False)
+    model_config = ConfigDict(
+        extra="allow", strict=True, alias_generator=to_camel, populate_by_name=True, frozen=False, defer_build=True
+    )
 
     def dump(self) -> dict[str, Any]:
         """The JSON form, with the original key names and every unknown key kept."""

@@ -32,41 +32,42 @@ _EXPORT = re.compile(r"\bmodule\.exports\s*=\s*")
 IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
 
+# What ends plain code: a quote or a comment; inside a quote, a body runs to its closing quote (a
+# backslash escapes the next character, a newline too).
+_CODE_STOP = re.compile(r"['\"`]|//|/\*")
+_QUOTED = {q: re.compile(rf"(?:[^{q}\\]|\\[\s\S]?)*") for q in "'\"`"}
+_NOT_EOL = re.compile(r"[^\r\n]")
+
+
 def mask_comments(text: str) -> str:
     """Replace comments by spaces (newlines kept) so offsets and lines stay true."""
-    out = list(text)
-    i, n = 0, len(text)
-    quote: str | None = None
+    # Jumps from one quote or comment to the next with regexes: the files are scanned several
+    # times per check, and a loop over characters cost most of it.
+    out: list[str] = []
+    i = done = 0
+    n = len(text)
     while i < n:
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-            i += 1
+        m = _CODE_STOP.search(text, i)
+        if m is None:
+            break
+        start = m.start()
+        token = m.group()
+        if token in ("//", "/*"):
+            if token == "//":
+                end = text.find("\n", start)
+                end = n if end < 0 else end
+                blank = " " * (end - start)
+            else:
+                end = text.find("*/", start + 2)
+                end = n if end < 0 else end + 2
+                blank = _NOT_EOL.sub(" ", text[start:end])
+            out += (text[done:start], blank)
+            i = done = end
             continue
-        if c in "'\"`":
-            quote = c
-            i += 1
-            continue
-        if text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            for j in range(i, end):
-                out[j] = " "
-            i = end
-            continue
-        if text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            for j in range(i, end):
-                if out[j] not in "\r\n":
-                    out[j] = " "
-            i = end
-            continue
-        i += 1
+        body = _QUOTED[token].match(text, start + 1)
+        assert body is not None  # the pattern matches the empty string
+        i = body.end() + 1  # past the closing quote (or past the end: the string is unclosed)
+    out.append(text[done:])
     return "".join(out)
 
 

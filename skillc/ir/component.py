@@ -7,7 +7,7 @@ from typing import Any
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import SkillPackage
-from skillc.frontend.wxss import parse_wxss
+from skillc.frontend.wxss import SheetCache, parse_wxss
 from skillc.ir.lower import lower_component
 from skillc.ir.styles import CompiledStylesheet, compile_stylesheet
 from skillc.ir.template import Template
@@ -30,8 +30,11 @@ class CompiledComponent:
         return list(seen)
 
 
-def compile_component(pkg: SkillPackage, name: str, sink: DiagnosticSink) -> CompiledComponent | None:
-    """Lower components/<name>/index.wxml and compile index.wxss. None without a template."""
+def compile_component(
+    pkg: SkillPackage, name: str, sink: DiagnosticSink, sheets: SheetCache | None = None
+) -> CompiledComponent | None:
+    """Lower components/<name>/index.wxml and compile index.wxss. None without a template.
+    ``sheets``: shared by the components of one build, so that a sheet they import is parsed once."""
     template = lower_component(pkg, name, sink)
     if template is None:
         return None
@@ -40,7 +43,7 @@ def compile_component(pkg: SkillPackage, name: str, sink: DiagnosticSink) -> Com
     stylesheet = None
     style_inputs: tuple[str, ...] = ()
     if text is not None:
-        sheet = parse_wxss(text, file=rel, sink=sink, load=pkg.sources.get)
+        sheet = parse_wxss(text, file=rel, sink=sink, load=pkg.sources.get, cache=sheets)
         stylesheet = compile_stylesheet(sheet)
         style_inputs = (rel, *(i.path for i in sheet.imports if i.found))
     return CompiledComponent(name=name, template=template, stylesheet=stylesheet, style_inputs=style_inputs)

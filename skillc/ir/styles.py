@@ -67,7 +67,7 @@ CARD_TAGS = RENDERED_TAGS | SPEC_ONLY_TAGS
 class LengthSlot(BaseModel):
     """A length substituted per viewport (rpx, vw, rem) or per element (em, % font-size)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     value: float
     unit: Literal["rpx", "vw", "em", "rem", "%"]
@@ -76,7 +76,7 @@ class LengthSlot(BaseModel):
 class CompiledDeclaration(BaseModel):
     """``value`` is normalised CSS text split around the lengths that still need converting."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     value: tuple[str | LengthSlot, ...]
@@ -84,7 +84,7 @@ class CompiledDeclaration(BaseModel):
 
 
 class CompiledCompound(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     tag: str | None = None
     id: str | None = None
@@ -92,7 +92,7 @@ class CompiledCompound(BaseModel):
 
 
 class CompiledSelector(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     text: str
     compounds: tuple[CompiledCompound, ...]
@@ -103,7 +103,7 @@ class CompiledSelector(BaseModel):
 class CompiledBlock(BaseModel):
     """The declarations of one rule, under the media lists that must all match."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     order: int
     file: str
@@ -112,7 +112,7 @@ class CompiledBlock(BaseModel):
 
 
 class CompiledStylesheet(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     version: Literal[1] = 1
     blocks: tuple[CompiledBlock, ...] = ()

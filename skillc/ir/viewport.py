@@ -16,7 +16,7 @@ class Viewport(BaseModel):
     Frozen and hashable, so resolvers and caches can key on it.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     width: int = Field(default=375, ge=1, le=10000)
     height: int = Field(default=667, ge=1, le=100000)

@@ -130,20 +130,28 @@ class _Callbacks(Transformer[Token, None]):
 
 _GRAMMAR = Path(__file__).with_name("wxml.lark")
 _local = threading.local()
+_grammar: str | None = None
+
+
+def _build(callbacks: _Callbacks) -> Lark:
+    """The parser from the committed tables (tables.py), or from the grammar when they are stale."""
+    from skillc.frontend.wxml.tables import OPTIONS, load_tables  # only when a parser is built
+
+    global _grammar
+    if _grammar is None:
+        _grammar = _GRAMMAR.read_text(encoding="utf-8")
+    tables = load_tables(_grammar)
+    if tables is not None:
+        data, memo = tables
+        return Lark._load_from_dict(data, memo, transformer=callbacks)  # type: ignore[no-untyped-call,no-any-return]
+    return Lark(_grammar, **OPTIONS, transformer=callbacks)
 
 
 def _parser() -> tuple[Lark, _Callbacks]:
     cached: tuple[Lark, _Callbacks] | None = getattr(_local, "parser", None)
     if cached is None:
         callbacks = _Callbacks()
-        lark = Lark(
-            _GRAMMAR.read_text(encoding="utf-8"),
-            parser="lalr",
-            lexer="contextual",
-            transformer=callbacks,
-            maybe_placeholders=False,
-        )
-        cached = (lark, callbacks)
+        cached = (_build(callbacks), callbacks)
         _local.parser = cached
     return cached
 

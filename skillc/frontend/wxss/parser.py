@@ -11,10 +11,11 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import tinycss2
 
-from skillc.diagnostics import DiagnosticSink
+from skillc.diagnostics import Diagnostic, DiagnosticSink
 from skillc.frontend.modpaths import CodeRoot
 from skillc.frontend.wxss.declarations import _DeclarationReader
 from skillc.frontend.wxss.media import _MediaReader
@@ -24,7 +25,7 @@ from skillc.frontend.wxss.tokens import _CLOSERS, MAX_NESTING, Token, _prune, _s
 from skillc.frontend.wxss.values import Keyword, String
 from skillc.gcpause import collector_paused
 
-__all__ = ["parse_style_attribute", "parse_wxss"]
+__all__ = ["SheetCache", "parse_style_attribute", "parse_wxss"]
 
 _ERROR_MESSAGES = {
     "bad-string": ("WXSS003", "string is not closed before the end of the line"),
@@ -37,16 +38,47 @@ _ERROR_MESSAGES = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """What parsing one sheet that imports nothing gave, apart from where it is imported: its
+    rules with only their own @media (the importer's are prefixed again), its @font-face rules
+    and its diagnostics."""
+
+    rules: tuple[tuple[Rule, tuple[MediaQueryList, ...]], ...]
+    font_faces: tuple[FontFace, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+class SheetCache:
+    """Sheets parsed once per check or build: a sheet @imported by many (Vant's 70 components
+    import ../common/index.wxss) is read once and its rules replayed, renumbered, for each.
+    Keyed by path and text, so a changed text is parsed again; only sheets that import nothing
+    are kept (what an @import yields depends on the importing chain: cycles, the root)."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[tuple[str, str], _Parsed] = {}
+        self.parses = 0  # sheets actually parsed (not replayed): what tests count
+
+    def get(self, file: str, text: str) -> _Parsed | None:
+        return self._parsed.get((file, text))
+
+    def put(self, file: str, text: str, parsed: _Parsed) -> None:
+        self._parsed[(file, text)] = parsed
+
+
 class _Parser:
     def __init__(
         self,
         sink: DiagnosticSink,
         load: Callable[[str], str | None] | None,
         root: CodeRoot | None = None,
+        cache: SheetCache | None = None,
     ) -> None:
         self.sink = sink
         self.load = load
         self.root = root
+        self.cache = cache
+        self.import_rules = 0  # @import rules read so far (a sheet with none may be cached)
         self.rules: list[Rule] = []
         self.imports: list[Import] = []
         self.font_faces: list[FontFace] = []
@@ -56,11 +88,15 @@ class _Parser:
     # -- entry points ---------------------------------------------------------------------
 
     def sheet(self, text: str, file: str, media: tuple[MediaQueryList, ...]) -> None:
-        quiet = file in self.reported
+        quiet = file in self.reported  # a file imported twice: its rules count twice, its diagnostics once
         self.reported.add(file)
+        cached = self.cache.get(file, text) if self.cache is not None else None
+        if cached is not None:
+            self.replay(cached, media, quiet)
+            return
         saved = self.sink
-        if quiet:  # a file imported twice: its rules count twice, its diagnostics once
-            self.sink = DiagnosticSink()
+        self.sink = DiagnosticSink()  # this file's diagnostics (and its imports'), kept for the cache
+        first_rule, first_font, imports = len(self.rules), len(self.font_faces), self.import_rules
         self.stack.append(file)
         try:
             src = _Source(_normalise(text), (1, 1))
@@ -72,7 +108,26 @@ class _Parser:
             f.rule_list(tokens, media, top=True)
         finally:
             self.stack.pop()
-            self.sink = saved
+            local, self.sink = self.sink, saved
+        if not quiet:
+            saved.extend(local)
+        if self.cache is not None:
+            self.cache.parses += 1
+            if self.import_rules == imports:
+                own = len(media)
+                rules = tuple((r, r.media[own:]) for r in self.rules[first_rule:])
+                self.cache.put(file, text, _Parsed(rules, tuple(self.font_faces[first_font:]), tuple(local)))
+
+    def replay(self, parsed: _Parsed, media: tuple[MediaQueryList, ...], quiet: bool) -> None:
+        """Add a cached sheet's rules (numbered from here, under the importer's @media), its
+        @font-face rules and, unless already given, its diagnostics."""
+        for rule, own in parsed.rules:
+            self.rules.append(
+                Rule(rule.selectors, rule.declarations, (*media, *own), self.order(), rule.span, rule.file)
+            )
+        self.font_faces.extend(parsed.font_faces)
+        if not quiet:
+            self.sink.extend(parsed.diagnostics)
 
     def order(self) -> int:
         return len(self.rules)
@@ -233,6 +288,7 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
             self.emit("WXSS021", f"@{keyword.value} is not supported in cards; the rule is ignored", span)
 
     def import_rule(self, keyword: Token, prelude: Sequence[Token], media: tuple[MediaQueryList, ...]) -> None:
+        self.p.import_rules += 1
         sig = _significant(prelude)
         target: str | None = None
         if sig and sig[0].type in ("string", "url"):
@@ -341,12 +397,14 @@ def parse_wxss(
     sink: DiagnosticSink,
     load: Callable[[str], str | None] | None = None,
     root: CodeRoot | None = None,
+    cache: SheetCache | None = None,
 ) -> Stylesheet:
     """Parse one .wxss file. ``load`` reads a skill-relative path (for @import), None if absent.
     ``root`` is how far an @import may reach out of the skill folder: as far as require() (the
     subpackage root of a skill in a project, else nowhere); None trusts ``load`` to hold only
-    sheets inside it (as a loaded package does)."""
-    parser = _Parser(sink, load, root)
+    sheets inside it (as a loaded package does). ``cache``, shared by the sheets of one check or
+    build, parses a sheet they all import once."""
+    parser = _Parser(sink, load, root, cache)
     # tinycss2 allocates a dozen acyclic objects per declaration and they all live until the
     # sheet is read: the collector's passes over them found nothing and took a third of the time.
     with collector_paused:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from skillc.diagnostics import Diagnostic, Span
 
@@ -248,6 +248,8 @@ PROVIDED: dict[Where, frozenset[str]] = {
 
 class Stub(BaseModel):
     """What wx.js installs for one unavailable API in one context."""
+
+    model_config = ConfigDict(defer_build=True)  # `skillc check` imports this module, never builds one
 
     path: list[str]
     sync: bool
