@@ -42,6 +42,14 @@ def ci_enabled(environ: Mapping[str, str]) -> bool:
 
 IN_CI = ci_enabled(os.environ)
 
+# `skillc check` keeps a user cache (skillc/user_cache.py); the suite gets one of its own, so a
+# run never reads or writes the user's ~/.cache and subprocesses inherit the same place.
+if "SKILLC_TEST_CACHE_HOME" not in os.environ:
+    import tempfile
+
+    os.environ["SKILLC_TEST_CACHE_HOME"] = tempfile.mkdtemp(prefix="skillc-test-cache-")
+    os.environ["XDG_CACHE_HOME"] = os.environ["SKILLC_TEST_CACHE_HOME"]
+
 
 def require(available: bool, reason: str) -> None:
     """Skip with a one-line reason when a tool is missing; under CI, fail instead."""
