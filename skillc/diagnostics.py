@@ -362,6 +362,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("SRV002", _E, "Two served skills have the same folder name; only the first is served."),
     CodeInfo("SRV003", _I, "Two served skills declare an API of the same name; the tool is named <skill>__<api>."),
     CodeInfo("SRV004", _E, "A served skill's index.js cannot load (it throws or does not compile); its tools are not advertised."),
+    CodeInfo("SRV010", _E, "The JWKS file given to `skillc serve --auth-jwks` is unusable: not JSON, not a key set, or a key that cannot verify (symmetric keys are refused)."),
 )
 # fmt: on
 

@@ -44,6 +44,7 @@ from skillc.runtime.state import open_state, state_url_of
 from skillc.runtime.state.keys import shared_key
 from skillc.server.artefacts import ArtefactLimits, ArtefactStore
 from skillc.server.call_trace import CallTrace
+from skillc.server.caller import caller_scope, current_caller
 from skillc.server.catalog import Catalogue, LoadedSkill
 from skillc.server.consent import ConsentPolicy
 from skillc.server.descriptor import DebugDescriptor
@@ -277,7 +278,11 @@ class SkillServer:
         info = client.client_info.model_dump(mode="json") if client is not None and client.client_info else None
         meta = ctx.meta or {}
         chosen = meta.get("skillc/session") if isinstance(meta, dict) else None
-        seed = json.dumps([info, chosen if isinstance(chosen, str) else None], sort_keys=True, ensure_ascii=False)
+        # Bound to the caller too: two users with the same clientInfo never share a session.
+        scope = caller_scope(current_caller())
+        seed = json.dumps(
+            [info, chosen if isinstance(chosen, str) else None, scope], sort_keys=True, ensure_ascii=False
+        )
         return "s-" + hmac.new(self._session_key, seed.encode(), hashlib.sha256).hexdigest()[:32]
 
     def cards(self, skill: str) -> CardHost | None:
