@@ -248,8 +248,8 @@ def test_two_users_do_not_reach_each_others_cards_events_or_artefacts(
         out: dict[str, Any] = {}
         async with client_as(served.url, alice) as a:
             shown = await a.call_tool("showCounter", {"label": "alice's"})
-            card_id = shown.meta["skillc/card"]["cardId"]
-            events = shown.meta["skillc/events"]
+            meta = shown.meta or {}
+            card_id, events = meta["skillc/card"]["cardId"], meta["skillc/events"]
             artefact = ARTEFACT.search(json.dumps(shown.model_dump(mode="json")))
             assert artefact is not None
             out["alice reads"] = len(json.loads((await a.read_resource(events)).contents[0].text)["events"])  # type: ignore[union-attr]
@@ -257,7 +257,7 @@ def test_two_users_do_not_reach_each_others_cards_events_or_artefacts(
             own = (await a.call_tool("ui_control__snapshot", {"card_id": card_id})).structured_content or {}
             snapshot_id = own["snapshot_id"]
         async with client_as(served.url, bob) as b:  # the same clientInfo as alice's client
-            mine = (await b.call_tool("showCounter", {"label": "bob's"})).meta["skillc/events"]
+            mine = ((await b.call_tool("showCounter", {"label": "bob's"})).meta or {})["skillc/events"]
             out["same events uri"] = mine == events
             for name, uri in (("events", events), ("artefact", artefact.group(0))):
                 try:
@@ -497,7 +497,7 @@ def _oct_jwks(tmp_path: Path) -> Path:
             ["--host", "0.0.0.0", "--auth-issuer", "http://127.0.0.1:9", "--auth-jwks", "http://127.0.0.1:9/j"],
             "needs --resource-url",
         ),
-        (["--auth-issuer", "http://127.0.0.1:9", "--auth-jwks", "BAD"], "bad.json:2:16: error[JSON002]: trailing comma"),
+        (["--auth-issuer", "http://127.0.0.1:9", "--auth-jwks", "BAD"], "bad.json:2:16: error[JSON002]"),
         (["--auth-issuer", "http://127.0.0.1:9", "--auth-jwks", "OCT"], "symmetric (oct) key is not allowed"),
         (["--auth-issuer", "http://127.0.0.1:9", "--auth-jwks", "MISSING"], "cannot read the JWKS file"),
     ],
