@@ -367,6 +367,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("SRV002", _E, "Two served skills have the same folder name; only the first is served."),
     CodeInfo("SRV003", _I, "Two served skills declare an API of the same name; the tool is named <skill>__<api>."),
     CodeInfo("SRV004", _E, "A served skill's index.js cannot load (it throws or does not compile); its tools are not advertised."),
+    CodeInfo("SRV010", _E, "The JWKS file given to `skillc serve --auth-jwks` is unusable: not JSON, not a key set, or a key that cannot verify (symmetric keys are refused)."),
     CodeInfo("SRV020", _W, "A request's _meta[\"skillc/session\"] is not a session the server minted for this caller (made up, altered, another caller's, or another fleet's): the request runs in a fresh session of its own; logged once per connection."),
 )
 # fmt: on

@@ -188,7 +188,8 @@ def test_cli_progress_banner_and_json_request_log(tmp_path: Path) -> None:
     try:
         lines = _Lines(proc)
         banner = lines.until(lambda line: line.startswith("MCP endpoint: "))
-        url = banner.removeprefix("MCP endpoint: ")
+        url, _, who = banner.removeprefix("MCP endpoint: ").partition(" ")
+        assert who == "(single user did:example:user, no auth)"
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp") and not url.endswith(":0/mcp")
         assert lines.seen[0] == f"loading coffee-skill ({COFFEE})..."
         assert any(line.startswith("serving coffee-skill (") for line in lines.seen)
@@ -217,7 +218,7 @@ def test_cli_text_request_log(tmp_path: Path) -> None:
     proc = _serve(tmp_path, "--port", "0")
     try:
         lines = _Lines(proc)
-        url = lines.until(lambda line: line.startswith("MCP endpoint: ")).removeprefix("MCP endpoint: ")
+        url = lines.until(lambda line: line.startswith("MCP endpoint: ")).removeprefix("MCP endpoint: ").split(" ")[0]
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
         headers = {"accept": "application/json", "content-type": "application/json"}
         assert httpx.post(url, json=body, headers=headers, timeout=60).status_code == 200

@@ -132,7 +132,7 @@ def test_workers_are_distinct_processes_and_each_serves_calls(tmp_path: Path) ->
         pids = served.ready_pids()
         assert sorted(pids) == [1, 2]
         assert len(set(pids.values())) == 2 and served.proc.pid not in pids.values()
-        assert served.lines[-1] == f"MCP endpoint: {served.url} (2 workers)"
+        assert served.lines[-1] == f"MCP endpoint: {served.url} (2 workers, single user did:example:user, no auth)"
         seen = {pid_and_call(served, f"t{i}") for i in range(40)}
         # SO_REUSEPORT spreads connections by a hash of the client port: 40 connections reach both.
         assert seen == set(pids.values())

@@ -218,3 +218,174 @@ def _bounded_json(text: str, too_deep_prefix: str, not_json: str) -> object:
     except ValueError as err:
         click.echo("skillc: error: " + not_json.format(err=err), err=True)
         sys.exit(EXIT_USAGE)
+
+
+# Auth (docs/serve.md, "Authentication"): serve as an OAuth 2.1 protected resource.
+AUTH_SECRET_ENV = "SKILLC_AUTH_CLIENT_SECRET"  # the same name as skillc.server.auth.config.CLIENT_SECRET_ENV
+
+
+def auth_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The ``--auth-*`` options, ``--resource-url`` and ``--insecure-no-auth``."""
+    for option in reversed(
+        (
+            click.option(
+                "--auth-issuer",
+                default=None,
+                metavar="URL",
+                help="Require a bearer token issued by this OAuth authorization server on every MCP request "
+                "(its iss); each request runs as the token's user. With --auth-jwks or --auth-introspect.",
+            ),
+            click.option(
+                "--auth-jwks",
+                default=None,
+                metavar="URL|FILE",
+                help="Verify tokens as JWTs signed by a key of this JSON Web Key Set (an https URL, or a file).",
+            ),
+            click.option(
+                "--auth-introspect",
+                default=None,
+                metavar="URL",
+                help="Verify tokens by RFC 7662 introspection at this URL, as --auth-client-id with the secret "
+                f"in ${AUTH_SECRET_ENV} (or the variable --auth-client-secret-env names).",
+            ),
+            click.option("--auth-client-id", default=None, help="The OAuth client id used for introspection."),
+            click.option(
+                "--auth-client-secret-env",
+                default=AUTH_SECRET_ENV,
+                show_default=True,
+                metavar="NAME",
+                help="The environment variable that holds the introspection client secret (never a flag: "
+                "flags show in ps).",
+            ),
+            click.option(
+                "--auth-audience",
+                default=None,
+                help="What a token's aud must name [the --resource-url].",
+            ),
+            click.option(
+                "--auth-scope",
+                "auth_scopes",
+                multiple=True,
+                help="A scope every token must grant (repeatable); a token without it gets 403.",
+            ),
+            click.option(
+                "--auth-user-claim",
+                default=None,
+                metavar="CLAIM",
+                help="Take the caller's user DID from this token claim (its value must be a DID) "
+                "[did:web:<issuer host and path>:<sub>].",
+            ),
+            click.option(
+                "--resource-url",
+                default=None,
+                metavar="URL",
+                help="The public URL of /mcp, as clients reach it (the protected-resource metadata's resource "
+                "and the default audience) [http://HOST:PORT/mcp; required when HOST is not loopback].",
+            ),
+            click.option(
+                "--insecure-no-auth",
+                is_flag=True,
+                help="Without --auth-issuer, listen on a non-loopback --host anyway: every caller on the network "
+                "acts as the one configured user (its storage, logins and consent). Not with --auth-issuer.",
+            ),
+        )
+    ):
+        f = option(f)
+    return f
+
+
+def _usage(message: str) -> None:
+    click.echo(f"skillc: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _https_or_loopback(url: str, flag: str) -> None:
+    """An https URL, or http to a loopback host (a test or a sidecar): tokens and secrets never
+    travel in clear text over a network."""
+    from urllib.parse import urlsplit
+
+    from skillc.server.runner import is_loopback
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        _usage(f"{flag} {url}: not an http(s) URL")
+    if parts.scheme == "http" and not is_loopback(parts.hostname or ""):
+        _usage(f"{flag} {url}: use https (http only to a loopback host)")
+
+
+def auth_config(
+    *,
+    issuer: str | None,
+    jwks: str | None,
+    introspect: str | None,
+    client_id: str | None,
+    secret_env: str,
+    audience: str | None,
+    scopes: tuple[str, ...],
+    user_claim: str | None,
+    resource_url: str | None,
+    insecure_no_auth: bool,
+    host: str,
+    port: int,
+) -> Any:
+    """The AuthConfig the flags describe (None: no auth); a bad combination is a usage error."""
+    from skillc.server.auth.config import AuthConfig
+    from skillc.server.runner import endpoint_url, is_loopback
+
+    given = {
+        "--auth-jwks": jwks,
+        "--auth-introspect": introspect,
+        "--auth-client-id": client_id,
+        "--auth-audience": audience,
+        "--auth-scope": scopes or None,
+        "--auth-user-claim": user_claim,
+        "--resource-url": resource_url,
+    }
+    if issuer is None:
+        named = [flag for flag, value in given.items() if value is not None]
+        if named:
+            _usage(f"{', '.join(named)} need --auth-issuer (the authorization server that issues the tokens)")
+        return None
+    if insecure_no_auth:
+        _usage("--insecure-no-auth and --auth-issuer contradict each other (pick one)")
+    if (jwks is None) == (introspect is None):
+        _usage("--auth-issuer needs exactly one of --auth-jwks URL|FILE and --auth-introspect URL")
+    _https_or_loopback(issuer, "--auth-issuer")
+    jwks_url: str | None = None
+    jwks_file: Path | None = None
+    if jwks is not None:
+        if client_id is not None:
+            _usage("--auth-client-id is for --auth-introspect; JWTs are verified by --auth-jwks alone")
+        if jwks.startswith(("http://", "https://")):
+            _https_or_loopback(jwks, "--auth-jwks")
+            jwks_url = jwks
+        else:
+            from skillc.server.auth.jwks_file import read_jwks
+
+            jwks_file = Path(jwks)
+            _usable(jwks_file, read_jwks(jwks_file), "JSON Web Key Set (--auth-jwks)")
+            jwks_file = jwks_file.resolve()  # workers start elsewhere
+    if introspect is not None:
+        _https_or_loopback(introspect, "--auth-introspect")
+        if client_id is None:
+            _usage("--auth-introspect needs --auth-client-id (the server authenticates as that client)")
+        if not os.environ.get(secret_env):
+            _usage(f"--auth-introspect needs the client secret in the environment variable ${secret_env}")
+    if resource_url is None:
+        if not is_loopback(host):
+            _usage(f"--auth-issuer with --host {host} needs --resource-url (the public URL clients reach /mcp at)")
+        resource_url = endpoint_url(host, port)
+    else:
+        _https_or_loopback(resource_url, "--resource-url")
+    return AuthConfig(
+        issuer=issuer,
+        resource_url=resource_url,
+        audience=audience,
+        jwks_url=jwks_url,
+        jwks_file=jwks_file,
+        introspection_url=introspect,
+        client_id=client_id,
+        client_secret_env=secret_env,
+        required_scopes=scopes,
+        user_claim=user_claim,
+    )

@@ -10,6 +10,8 @@ import click
 
 from skillc.cli.options import (
     anonymous_option,
+    auth_config,
+    auth_options,
     caller_did,
     login_ttl_option,
     probe_port,
@@ -35,6 +37,15 @@ _HTTP_ONLY = {
     "allowed_origins": "--allowed-origin",
     "workers": "--workers",
     "graceful_timeout_s": "--graceful-timeout",
+    "auth_issuer": "--auth-issuer",
+    "auth_jwks": "--auth-jwks",
+    "auth_introspect": "--auth-introspect",
+    "auth_client_id": "--auth-client-id",
+    "auth_audience": "--auth-audience",
+    "auth_scopes": "--auth-scope",
+    "auth_user_claim": "--auth-user-claim",
+    "resource_url": "--resource-url",
+    "insecure_no_auth": "--insecure-no-auth",
 }
 
 
@@ -131,6 +142,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     show_default=True,
     help="On SIGTERM / Ctrl-C: stop accepting, give running calls this many seconds to finish, then exit 0.",
 )
+@auth_options
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -161,6 +173,16 @@ def serve(
     allowed_origins: tuple[str, ...],
     workers: int,
     graceful_timeout_s: float,
+    auth_issuer: str | None,
+    auth_jwks: str | None,
+    auth_introspect: str | None,
+    auth_client_id: str | None,
+    auth_client_secret_env: str,
+    auth_audience: str | None,
+    auth_scopes: tuple[str, ...],
+    auth_user_claim: str | None,
+    resource_url: str | None,
+    insecure_no_auth: bool,
 ) -> None:
     """Serve skills as an MCP server: APIs become tools, cards become MCP Apps.
 
@@ -174,11 +196,17 @@ def serve(
     per card); the card view reads their patches through an app-only tool. Each request is one
     line on stderr (--log-format). See docs/serve.md.
 
+    Without --auth-issuer the server has a single user (--user) and listens on loopback only
+    (--insecure-no-auth to listen elsewhere anyway). With it, every MCP request needs an OAuth
+    bearer token, and each runs as the user its token names (docs/serve.md, "Authentication").
+
     \b
     Example:
       skillc serve examples/coffee-skill --port 8765
       skillc serve skill-a skill-b --approve confirmOrder --state-dir /tmp/state
       skillc serve --stdio examples/coffee-skill
+      skillc serve examples/coffee-skill --host 0.0.0.0 --resource-url https://mcp.example.com/mcp \\
+        --auth-issuer https://auth.example.com --auth-jwks https://auth.example.com/jwks.json
     """
     caller = caller_did(user_did, anonymous)
     if stdio:
@@ -201,11 +229,38 @@ def serve(
     from skillc.server import request_log
     from skillc.server.consent import ConsentPolicy
     from skillc.server.events import EventLimits
-    from skillc.server.runner import ServeOptions, endpoint_url, prepare, serve_foreground
+    from skillc.server.runner import ServeOptions, banner, endpoint_url, prepare, serve_foreground
 
     request_log.configure("json" if log_format == "json" else "text", sys.stderr)
+    auth = None
     if not stdio:
+        from skillc.server.runner import UnsafeBind, check_bind
+
+        if auth_issuer is None:  # said before the port is probed: the address is the mistake
+            try:
+                check_bind(host, None, insecure_no_auth)
+            except UnsafeBind as err:
+                click.echo(f"skillc: error: {err}", err=True)
+                sys.exit(EXIT_USAGE)
         port = probe_port(host, port)  # a busy port is a usage error before the slow start
+        auth = auth_config(
+            issuer=auth_issuer,
+            jwks=auth_jwks,
+            introspect=auth_introspect,
+            client_id=auth_client_id,
+            secret_env=auth_client_secret_env,
+            audience=auth_audience,
+            scopes=auth_scopes,
+            user_claim=auth_user_claim,
+            resource_url=resource_url,
+            insecure_no_auth=insecure_no_auth,
+            host=host,
+            port=port,
+        )
+        if auth is not None and caller is not None:
+            # Each request runs as its token's user: one configured user would be silently ignored.
+            click.echo("skillc: error: --user / --anonymous cannot be given with --auth-issuer", err=True)
+            sys.exit(EXIT_USAGE)
     runtime = RuntimeConfig(
         state_dir=state_dir or default_state_dir(),
         state_url=state_url,
@@ -233,6 +288,8 @@ def serve(
         ui_control=not no_ui_control,
         events=EventLimits(max_events=max_events, max_message_bytes=max_event_bytes),
         graceful_timeout_s=graceful_timeout_s,
+        auth=auth,
+        insecure_no_auth=insecure_no_auth,
     )
     prepared = prepare(options, lambda s: click.echo(f"loading {s.package.name} ({s.display})...", err=True))
     if prepared.diagnostics:
@@ -263,7 +320,7 @@ def serve(
         sys.exit(EXIT_OK if stopped_by is None else 128 + stopped_by)
     if workers > 1:
         sys.exit(_serve_workers(prepared, options, workers, log_format))
-    serve_foreground(prepared, host, port, lambda h, p: click.echo(f"MCP endpoint: {endpoint_url(h, p)}", err=True))
+    serve_foreground(prepared, host, port, lambda h, p: click.echo(banner(endpoint_url(h, p), options), err=True))
 
 
 def _serve_workers(prepared: Prepared, options: ServeOptions, workers: int, log_format: str) -> int:
@@ -272,7 +329,7 @@ def _serve_workers(prepared: Prepared, options: ServeOptions, workers: int, log_
     import asyncio
     from typing import Literal
 
-    from skillc.server.runner import endpoint_url
+    from skillc.server.runner import banner, endpoint_url
     from skillc.server.supervisor import Supervisor, reserve_port
     from skillc.server.worker import worker_options
 
@@ -282,6 +339,6 @@ def _serve_workers(prepared: Prepared, options: ServeOptions, workers: int, log_
         fmt: Literal["text", "json"] = "json" if log_format == "json" else "text"
         supervisor = Supervisor(worker_options(options, fmt), workers, lambda line: click.echo(line, err=True))
         endpoint = endpoint_url(options.host, options.port)
-        return supervisor.run(lambda: click.echo(f"MCP endpoint: {endpoint} ({workers} workers)", err=True))
+        return supervisor.run(lambda: click.echo(banner(endpoint, options, workers), err=True))
     finally:
         reservation.close()

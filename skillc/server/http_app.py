@@ -9,6 +9,11 @@ A browser (``GET`` whose Accept names text/html and not text/event-stream) gets 
 (skillc.server.info_page) at ``/mcp`` and at ``/``; the DNS-rebinding guard applies to it too.
 ``/healthz`` and ``/readyz`` (skillc.server.health) answer load balancers, outside MCP and the guard.
 
+With auth (skillc.server.auth), every MCP request to ``/mcp`` needs a verified bearer token and runs
+as its caller; the protected-resource metadata is served at ``/.well-known/oauth-protected-resource/mcp``.
+The info page (``/``, and ``/mcp`` for a browser) stays public: it lists the served tools, which
+every caller is listed the same, and nothing of any user. The health probes stay public too.
+
 Two session managers serve the one MCP server. 2025-era requests get JSON responses, as
 before. A 2026-07-28 request goes to a manager without the JSON-only setting: its answer is still
 one JSON document unless the call emits a notification (the console lines a client asked for
@@ -28,9 +33,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from skillc.server.auth.config import AuthConfig
 from skillc.server.health import HEALTHZ_PATH, READYZ_PATH, HealthEndpoints
 from skillc.server.info_page import HEADERS, render_info_page, wants_page
 from skillc.server.skill_server import SkillServer
@@ -152,7 +158,12 @@ def _server_host(scope: Scope) -> str:
     return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
 
 
-def build_app(server: SkillServer, security: TransportSecuritySettings, health: HealthEndpoints | None = None) -> Cors:
+def build_app(
+    server: SkillServer,
+    security: TransportSecuritySettings,
+    health: HealthEndpoints | None = None,
+    auth: AuthConfig | None = None,
+) -> Cors:
     manager = StreamableHTTPSessionManager(
         app=server.server, stateless=True, json_response=True, security_settings=security
     )
@@ -169,8 +180,17 @@ def build_app(server: SkillServer, security: TransportSecuritySettings, health: 
                 await server.close()
 
     page = InfoPage(server, security)
-    endpoint = McpOrPage(StreamableHTTPASGIApp(manager), StreamableHTTPASGIApp(streaming), page)
-    routes = [Route(MCP_PATH, endpoint=endpoint), Route("/", endpoint=page, methods=["GET", "HEAD"])]
+    legacy: ASGIApp = StreamableHTTPASGIApp(manager)
+    modern: ASGIApp = StreamableHTTPASGIApp(streaming)
+    routes: list[BaseRoute] = []
+    if auth is not None:
+        from skillc.server.auth.middleware import metadata_routes, protect, token_verifier
+
+        verifier = token_verifier(auth)
+        legacy, modern = protect(legacy, auth, verifier), protect(modern, auth, verifier)
+        routes += metadata_routes(auth)
+    endpoint = McpOrPage(legacy, modern, page)
+    routes += [Route(MCP_PATH, endpoint=endpoint), Route("/", endpoint=page, methods=["GET", "HEAD"])]
     if health is not None:
         # Before the guard on purpose: load balancers probe by address, with no Origin (skillc.server.health).
         routes += [

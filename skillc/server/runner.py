@@ -2,12 +2,18 @@
 
 Binding port 0 picks a free port; :attr:`ServeHandle.url` tells which one. ``skillc serve
 --stdio`` serves the same :class:`SkillServer` over stdin/stdout instead (skillc.server.stdio).
+
+Without auth the server has one user, so it listens on loopback only: a server reachable from the
+network would let anyone act as that user. :func:`check_bind` refuses any other address unless the
+options say ``insecure_no_auth`` (``skillc serve --insecure-no-auth``); ``skillc serve``, its
+workers and :meth:`ServeHandle.start` check.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import os
 import socket
 import sys
@@ -16,6 +22,7 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
@@ -24,6 +31,7 @@ from skillc.diagnostics import Diagnostic
 from skillc.ir.viewport import Viewport
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.state import close_pools
+from skillc.server.auth.config import AuthConfig
 from skillc.server.catalog import LoadedSkill, build_catalogue, load_paths
 from skillc.server.consent import ConsentPolicy
 from skillc.server.events import EventLimits
@@ -55,6 +63,10 @@ class ServeOptions:
     events: EventLimits | None = None  # bounds of the events://session buffers
     # After SIGTERM / Ctrl-C: how long running calls may take to finish before they are cancelled.
     graceful_timeout_s: float | None = None
+    # Bearer tokens for every MCP request, each request run as its caller (skillc.server.auth).
+    auth: AuthConfig | None = None
+    # Without auth, listen on a non-loopback address anyway: every caller is the one configured user.
+    insecure_no_auth: bool = False
 
 
 @dataclass
@@ -64,6 +76,42 @@ class Prepared:
     diagnostics: list[Diagnostic]
     config: RuntimeConfig | None = None  # names the state store /readyz probes
     graceful_timeout_s: float | None = None
+    auth: AuthConfig | None = None
+
+
+class UnsafeBind(ValueError):
+    """A non-loopback address without auth, and no ``insecure_no_auth``."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (a name other than ``localhost`` may resolve anywhere)."""
+    name = host.strip("[]")
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, auth: AuthConfig | None, insecure_no_auth: bool) -> None:
+    if auth is None and not insecure_no_auth and not is_loopback(host):
+        raise UnsafeBind(
+            f"refusing to listen on {host} without auth: every caller would act as the one configured user. "
+            "Configure --auth-issuer with --auth-jwks or --auth-introspect, listen on 127.0.0.1, "
+            "or pass --insecure-no-auth to serve the network as a single user anyway (docs/serve.md, Authentication)"
+        )
+
+
+def banner(endpoint: str, options: ServeOptions, workers: int = 1) -> str:
+    """The line that says where the server listens, and who its callers are."""
+    notes = [f"{workers} workers"] if workers > 1 else []
+    if options.auth is not None:
+        notes.append(f"OAuth bearer tokens from {options.auth.issuer}")
+    else:
+        user = (options.runtime or RuntimeConfig()).identity.user_did
+        notes.append(f"single user {user}, no auth")
+    return f"MCP endpoint: {endpoint} ({', '.join(notes)})"
 
 
 def prepare(options: ServeOptions, progress: Callable[[LoadedSkill], object] | None = None) -> Prepared:
@@ -86,13 +134,22 @@ def prepare(options: ServeOptions, progress: Callable[[LoadedSkill], object] | N
         events=options.events,
         progress=progress,
     )
-    security = security_settings(options.dns_rebinding_protection, options.allowed_hosts, options.allowed_origins)
-    return Prepared(server, security, diagnostics + catalogue.diagnostics, config, options.graceful_timeout_s)
+    hosts = options.allowed_hosts
+    if options.auth is not None:
+        # The public URL's Host is the one its clients send: accepted without naming it twice.
+        public = urlsplit(options.auth.resource_url).netloc
+        hosts = (*hosts, public) if public and public not in hosts else hosts
+    security = security_settings(options.dns_rebinding_protection, hosts, options.allowed_origins)
+    return Prepared(
+        server, security, diagnostics + catalogue.diagnostics, config, options.graceful_timeout_s, options.auth
+    )
 
 
 def uvicorn_config(prepared: Prepared, host: str, port: int) -> uvicorn.Config:
     return uvicorn.Config(
-        build_app(prepared.server, prepared.security, HealthEndpoints(prepared.config or RuntimeConfig())),
+        build_app(
+            prepared.server, prepared.security, HealthEndpoints(prepared.config or RuntimeConfig()), prepared.auth
+        ),
         host=host,
         port=port,
         log_level="warning",
@@ -185,6 +242,7 @@ class ServeHandle:
 
     @classmethod
     def start(cls, options: ServeOptions, *, timeout_s: float = 30.0) -> ServeHandle:
+        check_bind(options.host, options.auth, options.insecure_no_auth)
         handle = cls(prepare(options), options.host, options.port)
         handle._thread.start()
         deadline = time.monotonic() + timeout_s

@@ -24,9 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillc.ir.viewport import Viewport
 from skillc.runtime.config import RuntimeConfig
+from skillc.server.auth.config import AuthConfig
 from skillc.server.consent import ConsentPolicy
 from skillc.server.events import EventLimits
-from skillc.server.runner import ServeOptions, prepare, serve_foreground
+from skillc.server.runner import ServeOptions, check_bind, prepare, serve_foreground
 
 OPTIONS_ENV = "SKILLC_WORKER_OPTIONS"
 READY_FD_ENV = "SKILLC_WORKER_READY_FD"
@@ -56,6 +57,9 @@ class WorkerOptions(BaseModel):
     events: EventLimits = Field(default_factory=EventLimits)
     graceful_timeout_s: float | None = None
     log_format: Literal["text", "json"] = "text"
+    # The introspection secret is not here: each worker reads it from the environment it inherits.
+    auth: AuthConfig | None = None
+    insecure_no_auth: bool = False
 
 
 def worker_options(options: ServeOptions, log_format: Literal["text", "json"]) -> WorkerOptions:
@@ -79,6 +83,8 @@ def worker_options(options: ServeOptions, log_format: Literal["text", "json"]) -
         events=options.events or EventLimits(),
         graceful_timeout_s=options.graceful_timeout_s,
         log_format=log_format,
+        auth=options.auth,
+        insecure_no_auth=options.insecure_no_auth,
     )
 
 
@@ -132,7 +138,10 @@ def main() -> None:
         ui_control=options.ui_control,
         events=options.events,
         graceful_timeout_s=options.graceful_timeout_s,
+        auth=options.auth,
+        insecure_no_auth=options.insecure_no_auth,
     )
+    check_bind(serve.host, serve.auth, serve.insecure_no_auth)  # the supervisor checked; so does each worker
     prepared = prepare(serve)
     try:
         sock = reuseport_socket(options.host, options.port)

@@ -14,6 +14,7 @@ from mcp_types import CallToolRequestParams, InputRequiredResult
 
 from skillc.runtime.contracts import ANONYMOUS_USER_DID, ConsoleEntry
 from skillc.server.artefacts import ArtefactStore
+from skillc.server.caller import current_caller
 from skillc.server.consent import MODERN_VERSION, ConsentPolicy
 from skillc.server.registry import ToolResult, error_result
 from skillc.server.results import call_result, document_by_reference, fallback_data_by_reference, with_console
@@ -65,8 +66,12 @@ class ApiCalls:
             answer.skill = api.skill
         arguments = params.arguments if params.arguments is not None else {}
         approve = False  # only consulted for L3/L4
+        # The call runs as its caller: storage, logins, consent and the audit line are that user's.
+        # Without auth (no caller bound) it is the server's one configured user.
+        caller = current_caller()
+        user_did = caller.did if caller is not None else skill.runtime.config.identity.user_did
         # An anonymous caller is refused by the runtime (RUN060): nobody is asked to consent first.
-        if api.risk.needs_approval and skill.runtime.config.identity.user_did != ANONYMOUS_USER_DID:
+        if api.risk.needs_approval and user_did != ANONYMOUS_USER_DID:
             decision = self._consent(ctx, api, arguments, params)
             if answer is not None:
                 asked = isinstance(decision, InputRequiredResult)
@@ -77,7 +82,7 @@ class ApiCalls:
         # A card belongs to the session of the client that called: its expiry actions reach that
         # conversation's cards only, and card control answers only to that session.
         session = answer.trace.session_id if answer is not None else self._session_of(ctx)
-        context = skill.runtime.context(api.spec.name, session_id=session)
+        context = skill.runtime.context(api.spec.name, session_id=session, user_did=user_did)
         mount = shows_cards(ctx)
         outcome = await skill.cards.call(api.spec.name, arguments, context, approve=approve, mount=mount)
         self._observe(api.skill, "api-vm", outcome.api.console)
