@@ -20,7 +20,6 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -47,12 +46,13 @@ from tests.identity_provider import (
     unsigned,
     write_jwks,
 )
+from tests.session_client import SessionClient
 from tests.test_serve_workers import serve as serve_cli
 from tests.test_server import APPS
 
 NOTES = ROOT / "tests" / "fixtures" / "auth" / "notes-skill"
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-ARTEFACT = re.compile(r"artefact://sha256/[0-9a-f]{64}")
+ARTEFACT = re.compile(r"artefact://sha256/[0-9a-f]{64}(?:\?session=[\w-]+)?")
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 ADD = "0.3"  # the counter's +1 button in its Render IR
 
@@ -101,12 +101,15 @@ def token_for(idp: IdentityProvider, handle: ServeHandle, sub: str, pair: KeyPai
 
 
 @asynccontextmanager
-async def client_as(url: str, token: str | None, name: str = "the-same-host") -> AsyncIterator[Client]:
+async def client_as(url: str, token: str | None, name: str = "the-same-host") -> AsyncIterator[SessionClient]:
     """The SDK client with a bearer token; every user here sends the same clientInfo on purpose."""
     headers = {"authorization": f"Bearer {token}"} if token else None
     async with create_mcp_http_client(headers=headers) as http:
         transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, extensions=[APPS], client_info=Implementation(name=name, version="1.0")) as c:
+        # It continues its session as a host does (tests/session_client.py).
+        async with SessionClient(
+            transport, extensions=[APPS], client_info=Implementation(name=name, version="1.0")
+        ) as c:
             yield c
 
 
@@ -250,6 +253,7 @@ def test_two_users_do_not_reach_each_others_cards_events_or_artefacts(
             shown = await a.call_tool("showCounter", {"label": "alice's"})
             meta = shown.meta or {}
             card_id, events = meta["skillc/card"]["cardId"], meta["skillc/events"]
+            out["card id"] = card_id
             artefact = ARTEFACT.search(json.dumps(shown.model_dump(mode="json")))
             assert artefact is not None
             out["alice reads"] = len(json.loads((await a.read_resource(events)).contents[0].text)["events"])  # type: ignore[union-attr]
@@ -271,6 +275,11 @@ def test_two_users_do_not_reach_each_others_cards_events_or_artefacts(
             )
             out["snapshot"] = (snap.structured_content or {}).get("error_code")
             out["act"] = (act.structured_content or {}).get("error_code")
+            # Even with alice's session copied in: it is bound to alice, so bob runs in his own.
+            copied = {"skillc/session": meta["skillc/session"]}
+            tap = await b.call_tool("skillc_card_event", {"cardId": card_id, "nodeId": ADD}, meta=copied)
+            view = await b.call_tool("skillc_card_view", {"cardId": card_id, "colorScheme": "dark"}, meta=copied)
+            out["card tools"] = [(r.is_error, _text(r)) for r in (tap, view)]
         return out
 
     out = asyncio.run(session())
@@ -279,6 +288,10 @@ def test_two_users_do_not_reach_each_others_cards_events_or_artefacts(
     assert out["events"].startswith("Unknown resource: events://session/")
     assert out["artefact"].startswith("Unknown resource: artefact://")
     assert out["snapshot"] == "denied" and out["act"] == "denied"
+    assert out["card tools"] == [
+        (True, f"skillc_card_event: denied: card {out['card id']} belongs to another user"),
+        (True, f"skillc_card_view: denied: card {out['card id']} belongs to another user"),
+    ]
 
 
 def test_the_audit_log_names_each_user(
