@@ -362,6 +362,12 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("SRV002", _E, "Two served skills have the same folder name; only the first is served."),
     CodeInfo("SRV003", _I, "Two served skills declare an API of the same name; the tool is named <skill>__<api>."),
     CodeInfo("SRV004", _E, "A served skill's index.js cannot load (it throws or does not compile); its tools are not advertised."),
+    CodeInfo("SRV030", _E, "A consent token (the in-card consent control's, or an elicitation requestState) is not this server's: malformed, or its signature does not match; nothing ran."),
+    CodeInfo("SRV031", _E, "A consent token has expired (it is good for CONSENT_TTL_S after the user was asked); nothing ran. Ask again."),
+    CodeInfo("SRV032", _E, "A consent token was already used: each consent approves or declines one call once; nothing ran."),
+    CodeInfo("SRV033", _E, "A consent token was issued to another caller (another user DID); nothing ran."),
+    CodeInfo("SRV034", _E, "A consent token was given for another call (another tool, other arguments, or the other way of asking); nothing ran."),
+    CodeInfo("SRV035", _I, "The user declined an L3/L4 call in the card; nothing ran."),
 )
 # fmt: on
 
