@@ -21,7 +21,7 @@ from typing import Any, cast
 import pytest
 from mcp.client import Client
 from mcp.client.extension import advertise
-from mcp_types import CallToolResult, ElicitResult, Implementation, InputRequiredResult
+from mcp_types import CallToolResult, ElicitResult, Implementation, InputRequiredResult, ReadResourceResult
 
 from skillc.frontend.manifest import ApiSpec
 from skillc.runtime.api.audit import AuditLog
@@ -87,8 +87,14 @@ def legacy(url: str, name: str = "apps-host") -> Client:
     return Client(url, mode="legacy", client_info=Implementation(name=name, version="1.0"))
 
 
+def own(client: Client) -> Any:
+    """Each client asks for a session of its own (2025-era requests carry no clientInfo to tell
+    them apart): two clients here are two conversations."""
+    return {"skillc/session": f"conversation-of-{client.client_info.name if client.client_info else 'client'}"}
+
+
 async def call(client: Client, tool: str, arguments: dict[str, Any], **kw: Any) -> CallToolResult:
-    result = await client.session.call_tool(tool, arguments, allow_input_required=True, **kw)
+    result = await client.session.call_tool(tool, arguments, allow_input_required=True, meta=own(client), **kw)
     assert isinstance(result, CallToolResult), result
     return result
 
@@ -264,6 +270,26 @@ def test_without_cards_or_elicitation_the_call_is_refused(served: Served) -> Non
     assert not (refused.meta or {}).get("skillc/consent")
 
 
+def test_an_agents_tap_is_refused_not_asked_in_a_card_nobody_sees(served: Served) -> None:
+    async def session() -> dict[str, Any]:
+        async with legacy(served.url) as client:
+            listed = await call(client, "searchDrinks", {"keyword": "latte"})
+            card = (listed.meta or {})["skillc/card"]["cardId"]
+            snap = await call(client, "ui_control__snapshot", {"card_id": card})
+            assert snap.structured_content is not None
+            sid = snap.structured_content["snapshot_id"]
+            tap = {"card_id": card, "node_id": "0.1.0[d02]", "snapshot_id": sid, "action": "tap"}
+            acted = await call(client, "ui_control__act", tap)
+            assert acted.structured_content is not None
+            return dict(acted.structured_content)
+
+    audit = served.audited("confirmOrder")
+    [follow] = cast("dict[str, Any]", run(session()))["follow_up"]
+    assert (follow["api_name"], follow["status"]) == ("confirmOrder", "error")
+    assert follow["text"].startswith("confirmOrder needs the user's approval (risk L3) and was not approved")
+    assert served.audited("confirmOrder") == [*audit, AuditOutcome.REFUSED]
+
+
 def test_no_elicit_asks_nobody(tmp_path: Path) -> None:
     options = ServeOptions(
         paths=(COFFEE,), port=0, runtime=RuntimeConfig(state_dir=tmp_path), consent=ConsentPolicy(elicit=False)
@@ -288,9 +314,9 @@ def _elicited(url: str, name: str = "eliciting") -> tuple[str, str]:
 
     async def session() -> tuple[str, str]:
         async with Client(url, elicitation_callback=_never, client_info=Implementation(name=name, version="1")) as c:
-            asked = await c.session.call_tool("confirmOrder", ORDER, allow_input_required=True)
+            asked = await c.session.call_tool("confirmOrder", ORDER, allow_input_required=True, meta=own(c))
             assert isinstance(asked, InputRequiredResult), asked
-            listed = await c.session.call_tool("searchDrinks", {"keyword": "latte"})
+            listed = await c.session.call_tool("searchDrinks", {"keyword": "latte"}, meta=own(c))
             assert isinstance(listed, CallToolResult) and listed.meta is not None
             assert asked.request_state is not None
             return asked.request_state, str(listed.meta["skillc/events"])
@@ -370,7 +396,8 @@ def test_a_request_state_is_the_callers_only() -> None:
 def _events(url: str, uri: str) -> list[dict[str, Any]]:
     async def session() -> list[dict[str, Any]]:
         async with legacy(url) as client:
-            read = await client.read_resource(uri + "?limit=1000")
+            read = await client.session.read_resource(uri + "?limit=1000", meta=own(client))
+            assert isinstance(read, ReadResourceResult)
             page = json.loads(getattr(read.contents[0], "text", "{}"))
             return list(page["events"])
 

@@ -177,8 +177,11 @@ class ApiCalls:
         session = answer.trace.session_id if answer is not None else self._session_of(ctx)
         if ctx.protocol_version == MODERN_VERSION and _can_elicit(ctx):
             return policy.ask(api, arguments, session)
-        # A host that cannot elicit but shows this tool's card: the user answers in the card.
-        if api.resource_uri is not None and shows_cards(ctx):
+        # A host that cannot elicit but shows this tool's card: the user answers in the card. Only
+        # for a tools/call of the tool itself (the model's, or a card view's through the host): an
+        # agent's ui_control tap gets the result, and no user would see the control.
+        own_call = answer is None or answer.trace.tool == api.tool_name
+        if own_call and api.resource_uri is not None and shows_cards(ctx):
             return ask_in_card(policy, api, arguments, session)
         return False
 
