@@ -286,7 +286,16 @@ def test_declining_in_the_card_runs_nothing_and_tells_the_model(
         control.wait_for()
         audit, storage = _audited(asking), _storage(asking)
         slot = control.get_attribute("data-slot")
-        control.get_by_role("button", name="Decline").click()
+        # Decline, then Approve in the same instant (a double tap): the control takes one answer.
+        answered = host.content_frame(0).evaluate(
+            """() => {
+              const button = a => document.querySelector(`button[data-consent="${a}"]`)
+              const [approve, decline] = [button('approve'), button('decline')]
+              decline.click(); approve.click()
+              return [approve.disabled, decline.disabled]
+            }"""
+        )
+        assert answered == [True, True]  # both disabled while the answer is on its way
 
         declined = view.locator(DECLINED)
         declined.wait_for()
