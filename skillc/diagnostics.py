@@ -369,6 +369,12 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("SRV004", _E, "A served skill's index.js cannot load (it throws or does not compile); its tools are not advertised."),
     CodeInfo("SRV010", _E, "The JWKS file given to `skillc serve --auth-jwks` is unusable: not JSON, not a key set, or a key that cannot verify (symmetric keys are refused)."),
     CodeInfo("SRV020", _W, "A request's _meta[\"skillc/session\"] is not a session the server minted for this caller (made up, altered, another caller's, or another fleet's): the request runs in a fresh session of its own; logged once per connection."),
+    CodeInfo("SRV030", _E, "A consent token (the in-card consent control's, or an elicitation requestState) is not this server's: malformed, or its signature does not match; nothing ran."),
+    CodeInfo("SRV031", _E, "A consent token has expired (it is good for CONSENT_TTL_S after the user was asked); nothing ran. Ask again."),
+    CodeInfo("SRV032", _E, "A consent token was already used: each consent approves or declines one call once; nothing ran."),
+    CodeInfo("SRV033", _E, "A consent token was issued to another caller (another user DID); nothing ran."),
+    CodeInfo("SRV034", _E, "A consent token was given for another call (another tool, other arguments, or the other way of asking); nothing ran."),
+    CodeInfo("SRV035", _I, "The user declined an L3/L4 call in the card; nothing ran."),
 )
 # fmt: on
 

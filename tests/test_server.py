@@ -114,6 +114,7 @@ def test_python_client_lists_calls_and_reads(coffee_server: ServeHandle, mode: s
                 "payOrder",
                 "skillc_card_event",
                 "skillc_card_view",
+                "skillc_consent",
             } | {f"ui_control__{name}" for name in ("snapshot", "find", "act", "wait_for")}
             search = tools["searchDrinks"]
             assert search.annotations is not None
@@ -128,6 +129,7 @@ def test_python_client_lists_calls_and_reads(coffee_server: ServeHandle, mode: s
             event_tool = tools["skillc_card_event"]
             assert event_tool.meta == {"ui": {"visibility": ["app"]}}
             assert tools["skillc_card_view"].meta == {"ui": {"visibility": ["app"]}}
+            assert tools["skillc_consent"].meta == {"ui": {"visibility": ["app"]}}
 
             result = await client.call_tool("searchDrinks", {"keyword": "latte"})
             assert result.is_error is False
@@ -276,6 +278,7 @@ def test_colliding_api_names_are_namespaced(lab_server: ServeHandle) -> None:
         "secret",
         "skillc_card_event",
         "skillc_card_view",
+        "skillc_consent",
         "spin",
         "ui_control__act",
         "ui_control__find",
@@ -403,6 +406,7 @@ def test_typescript_sdk_client(coffee_server: ServeHandle, node_bin: str, peers_
         "payOrder",
         "skillc_card_event",
         "skillc_card_view",
+        "skillc_consent",
         "ui_control__snapshot",
         "ui_control__find",
         "ui_control__act",

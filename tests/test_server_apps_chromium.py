@@ -101,7 +101,12 @@ def test_card_view_renders_taps_and_follows_up(page: Any, coffee_server: ServeHa
 
     # The follow-up takes one path: the api/call as one tools/call through the host, the user's
     # words to the model as ui/update-model-context (no ui/message: that would start a model turn
-    # that may call confirmOrder a second time).
+    # that may call confirmOrder a second time). This server approves nothing up front and the host
+    # cannot elicit: the user is asked in the card area, below the card, and declines.
+    consent = frame.locator('.skillc-slot[data-kind="consent"]')
+    consent.wait_for()
+    assert consent.inner_text().startswith("confirmOrder (risk L3) needs your consent.")
+    consent.get_by_role("button", name="Decline").click()
     page.wait_for_function("() => hostLog.some(m => m.method === 'ui/update-model-context')")
     log = page.evaluate("hostLog")
     methods = [m.get("method") for m in log if "method" in m]
@@ -117,15 +122,14 @@ def test_card_view_renders_taps_and_follows_up(page: Any, coffee_server: ServeHa
     assert [c for c in tool_calls if c["name"] == "confirmOrder"] == [
         {"name": "confirmOrder", "arguments": {"drinkId": "d02", "quantity": 1}, "_meta": carried}
     ]
+    assert [c["name"] for c in tool_calls[1:]] == ["confirmOrder", "skillc_consent"]
     (context,) = [m["params"] for m in log if m.get("method") == "ui/update-model-context"]
     assert context["content"][0]["text"].startswith(
-        'On the coffee-skill card the user said: "我要一杯燕麦拿铁 Oat Latte"'
+        'On the coffee-skill card the user said: "我要一杯燕麦拿铁 Oat Latte", and declined confirmOrder'
     )
-    assert "confirmOrder" in context["content"][0]["text"] and "failed" in context["content"][0]["text"]
-    # This server approves nothing: the refusal is shown in the card area, below the card.
-    refusal = frame.locator('.skillc-slot[data-kind="error"]')
-    refusal.wait_for()
-    assert refusal.inner_text().startswith("confirmOrder needs the user's approval (risk L3)")
+    declined = frame.locator('.skillc-slot[data-consent="declined"]')
+    declined.wait_for()
+    assert declined.inner_text().startswith("The user declined confirmOrder")
 
     # The patched DOM is exactly a fresh render of the new data.
     pkg = load_skill(COFFEE, DiagnosticSink())

@@ -48,10 +48,12 @@ class CallTrace:
         line = f"tools/call {self.tool} finished: {outcome} in {ms:.1f} ms" + (f" ({detail})" if detail else "")
         self._add("mcp", "tool_call", level, line, tool=self.tool, outcome=outcome, duration_ms=round(ms, 3))
 
-    def consent(self, decision: str, risk: str) -> None:
-        """``decision``: asked, given or refused."""
+    def consent(self, decision: str, risk: str, tool: str | None = None) -> None:
+        """``decision``: asked, given, declined (by the user, in the card) or refused. ``tool``: the
+        call it is for, when this request is the user's answer (skillc_consent) rather than the call."""
         level: EventLevel = "warning" if decision == "refused" else "info"
-        self._add("trace", "trace", level, f"consent {decision} for {self.tool} (risk {risk})", consent=decision)
+        line = f"consent {decision} for {tool or self.tool} (risk {risk})"
+        self._add("trace", "trace", level, line, consent=decision)
 
     def console(self, source: str, lines: list[ConsoleEntry]) -> None:
         for line in lines:

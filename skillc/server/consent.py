@@ -8,14 +8,25 @@ In order:
    single-user setups; the audit log still records every call.
 2. The client speaks the 2026-07-28 protocol and declared the ``elicitation`` capability: the
    call answers ``InputRequiredResult`` with a form elicitation ("approve: yes/no") and a
-   ``requestState`` that binds the answer to this tool, these exact arguments, one nonce and an
-   expiry (HMAC with the server's key, so a client can neither forge a consent, nor reuse it for
-   other arguments, nor replay it: each consent approves one call, within ``CONSENT_TTL_S``).
-   A served policy takes its key and its ledger of spent consents from the state store, so the
-   retried call may land on any instance of a fleet and a consent is spent once across all.
-   The client retries with the user's answer; only ``accept`` with ``approve: true`` approves.
-3. Otherwise the call is refused: an ``isError`` result that tells the agent to get the user's
-   confirmation (RUN019). Nothing is ever approved silently.
+   ``requestState``; the client retries with the user's answer; only ``accept`` with
+   ``approve: true`` approves.
+3. The client shows cards (an MCP Apps host, e.g. a 2025-era one that cannot elicit) and the tool
+   has a card: the call answers a result whose card area shows the user an approve / decline
+   control, bound to the call by a consent token in the result's ``_meta`` only; the view sends
+   the user's answer to the app-only tool ``skillc_consent`` (skill_server/consent_card.py).
+4. Otherwise the call is refused: an ``isError`` result that tells the agent to get the user's
+   confirmation (RUN019). Nothing is ever approved silently. ``elicit=False`` (``--no-elicit``)
+   skips 2 and 3: nobody is asked.
+
+A ``requestState`` and a card's consent token are both sealed consents: HMAC with the server's
+key over the way of asking, the tool, the call's arguments, one nonce, an expiry, the caller's
+scope (skillc.server.caller) and the session the question was asked in. So a client can neither
+forge a consent, nor use it for another call or the other way of asking, nor for another user,
+nor replay it: each consent answers one call once, within ``ttl_s``. The approved call runs in
+the session the consent names (a retry may arrive without the client's session), so its card
+and events land in the conversation that asked. A served policy takes its key and its ledger of
+spent consents from the state store, so the answer may land on any instance of a fleet and a
+consent is spent once across all.
 
 Stateless JSON transport cannot send the 2025-era ``elicitation/create`` request mid-call, which
 is why step 2 needs the 2026-07-28 multi-round-trip form.
@@ -23,14 +34,16 @@ is why step 2 needs the 2026-07-28 multi-round-trip form.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from mcp_types import (
     ElicitRequest,
@@ -38,14 +51,26 @@ from mcp_types import (
     ElicitResult,
     InputRequiredResult,
 )
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from skillc.runtime.state import StateStore
 from skillc.runtime.state.keys import shared_key
+from skillc.server.caller import caller_scope, current_caller
 from skillc.server.tools import ServedApi
 
 MODERN_VERSION = "2026-07-28"
 CONSENT_KEY = "skillc-consent"
-CONSENT_TTL_S = 600.0  # how long a user's answer may take to come back with the retried call
+CONSENT_TTL_S = 600.0  # how long a user's answer may take to come back (the retry, or the card's tap)
+
+# The codes of a consent token that approves nothing (skillc/diagnostics.py says what each means).
+FORGED = "SRV030"
+EXPIRED = "SRV031"
+SPENT = "SRV032"
+OTHER_CALLER = "SRV033"
+OTHER_CALL = "SRV034"
+
+# The two ways of asking: a consent sealed for one is no consent for the other.
+Way = Literal["elicit", "card"]
 
 
 def approval_names(api: ServedApi) -> frozenset[str]:
@@ -90,13 +115,59 @@ class StoredSpent:
             return True
 
 
+class _Sealed(BaseModel):
+    """What a consent token carries (its MAC covers all of it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    way: Way
+    tool: str
+    call: str  # sha256 of the canonical [tool, arguments]
+    arguments: dict[str, Any] | None  # the card's token only: skillc_consent runs exactly this call
+    nonce: str
+    expires: int  # Unix ms
+    scope: str  # caller_scope of the caller that was asked
+    session: str  # the session the question was asked in
+
+
+@dataclass(frozen=True)
+class Consent:
+    """A consent token that checked out and is now spent. ``approved`` is the elicitation's answer
+    (a card's token says nothing of the answer: the app-only tool's ``approve`` does)."""
+
+    tool: str
+    arguments: dict[str, Any] | None
+    session: str
+    approved: bool = False
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A consent token that approves nothing: ``code`` from SRV030-SRV034, ``reason`` in words."""
+
+    code: str
+    reason: str
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def call_digest(tool: str, arguments: dict[str, Any]) -> str:
+    return hashlib.sha256(_canonical([tool, arguments]).encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class ConsentPolicy:
+    """``ttl_s`` and ``clock`` (Unix seconds) decide when a consent expires (tests move the clock)."""
+
     approve_all: bool = False
     approve: frozenset[str] = frozenset()  # tool names or skill/API names
-    elicit: bool = True
+    elicit: bool = True  # False: never ask the user (neither by elicitation nor in the card)
     key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     spent: SpentConsents = field(default_factory=MemorySpent, repr=False, compare=False)
+    ttl_s: float = CONSENT_TTL_S
+    clock: Callable[[], float] = field(default=time.time, repr=False, compare=False)
 
     def shared(self, store: StateStore) -> ConsentPolicy:
         """This policy with the store's consent key and spent consents (what a server serves with)."""
@@ -110,32 +181,71 @@ class ConsentPolicy:
         known = frozenset().union(*(approval_names(a) for a in apis)) if apis else frozenset()
         return sorted(self.approve - known)
 
-    def state_for(self, api: ServedApi, arguments: dict[str, Any], nonce: str, expires: int) -> str:
-        """``nonce.expires.mac``: ``expires`` in Unix milliseconds."""
-        canonical = json.dumps(
-            [api.tool_name, arguments, nonce, expires], sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    # -- sealed consents ---------------------------------------------------------------------
+
+    def _now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    def _mac(self, body: str) -> str:
+        return hmac.new(self.key, body.encode("ascii"), hashlib.sha256).hexdigest()
+
+    def seal(self, way: Way, api: ServedApi, arguments: dict[str, Any], session: str) -> str:
+        """A consent token for this call, asked now of the current caller in ``session``:
+        ``<base64url JSON>.<hex HMAC-SHA256>``."""
+        sealed = _Sealed(
+            way=way,
+            tool=api.tool_name,
+            call=call_digest(api.tool_name, arguments),
+            arguments=arguments if way == "card" else None,  # a retry brings its own arguments
+            nonce=secrets.token_hex(16),
+            expires=self._now_ms() + int(self.ttl_s * 1000),
+            scope=caller_scope(current_caller()),
+            session=session,
         )
-        mac = hmac.new(self.key, canonical.encode(), hashlib.sha256).hexdigest()
-        return f"{nonce}.{expires}.{mac}"
+        body = base64.urlsafe_b64encode(_canonical(sealed.model_dump()).encode()).decode("ascii").rstrip("=")
+        return f"{body}.{self._mac(body)}"
 
-    def _new_state(self, api: ServedApi, arguments: dict[str, Any]) -> str:
-        return self.state_for(api, arguments, secrets.token_hex(16), int((time.time() + CONSENT_TTL_S) * 1000))
+    def unseal(self, token: object, way: Way) -> _Sealed | Refusal:
+        """The token's content if it is ours, of this way of asking, for the current caller and
+        not expired (whether it was used is :meth:`spend`'s to say)."""
+        if not isinstance(token, str) or token.count(".") != 1:
+            return Refusal(FORGED, "it is not a consent this server gave")
+        body, mac = token.split(".")
+        if not hmac.compare_digest(mac, self._mac(body) if body.isascii() else ""):
+            return Refusal(FORGED, "it is not a consent this server gave")
+        try:
+            sealed = _Sealed.model_validate_json(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+        except (ValidationError, ValueError):  # our own MAC over something we never wrote: a bug
+            return Refusal(FORGED, "it is not a consent this server gave")
+        if sealed.way != way:
+            return Refusal(OTHER_CALL, "it was given for the other way of asking")
+        if sealed.scope != caller_scope(current_caller()):
+            return Refusal(OTHER_CALLER, "it was given to another caller")
+        if sealed.expires < self._now_ms():
+            return Refusal(EXPIRED, "it has expired")
+        return sealed
 
-    def _spend(self, state: str, api: ServedApi, arguments: dict[str, Any]) -> bool:
-        """Whether ``state`` is ours, for this call, unexpired and unused; it is used up if so."""
-        nonce, _, rest = state.partition(".")
-        stamp, _, _mac = rest.partition(".")
-        if not stamp.isdecimal() or len(stamp) > 16:
-            return False
-        expires = int(stamp)
-        if not hmac.compare_digest(state, self.state_for(api, arguments, nonce, expires)):
-            return False  # forged, or an answer given for another tool or other arguments
-        now = int(time.time() * 1000)
-        if expires < now:
-            return False  # too late
-        return self.spent.spend(nonce, expires, now)  # False: replayed
+    def spend(self, sealed: _Sealed) -> Refusal | None:
+        """Use the consent up (across every worker and instance), or say it already was."""
+        if not self.spent.spend(sealed.nonce, sealed.expires, self._now_ms()):
+            return Refusal(SPENT, "it was already used")
+        return None
 
-    def ask(self, api: ServedApi, arguments: dict[str, Any]) -> InputRequiredResult:
+    def redeem(self, token: object) -> Consent | Refusal:
+        """A card's consent token, checked and spent: the call it was given for."""
+        sealed = self.unseal(token, "card")
+        if isinstance(sealed, Refusal):
+            return sealed
+        if sealed.arguments is None or sealed.call != call_digest(sealed.tool, sealed.arguments):
+            return Refusal(FORGED, "it is not a consent this server gave")
+        refused = self.spend(sealed)
+        if refused is not None:
+            return refused
+        return Consent(sealed.tool, sealed.arguments, sealed.session)
+
+    # -- elicitation (2026-07-28) ------------------------------------------------------------
+
+    def ask(self, api: ServedApi, arguments: dict[str, Any], session: str = "") -> InputRequiredResult:
         args = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
         message = (
             f"{api.spec.name} (risk {api.risk.value}) needs your consent.\n{api.spec.description}\nArguments: {args}"
@@ -148,15 +258,32 @@ class ConsentPolicy:
             "required": ["approve"],
         }
         request = ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
-        return InputRequiredResult(input_requests={CONSENT_KEY: request}, request_state=self._new_state(api, arguments))
+        state = self.seal("elicit", api, arguments, session)
+        return InputRequiredResult(input_requests={CONSENT_KEY: request}, request_state=state)
+
+    def answered(
+        self, api: ServedApi, arguments: dict[str, Any], responses: dict[str, Any] | None, state: str | None
+    ) -> Consent | Refusal | None:
+        """The user's answer to our question (spent now), a refusal of a state that is no consent
+        for this call, or None when this request carries no answer."""
+        if not responses or CONSENT_KEY not in responses or state is None:
+            return None
+        sealed = self.unseal(state, "elicit")
+        if isinstance(sealed, Refusal):
+            return sealed
+        if sealed.tool != api.tool_name or sealed.call != call_digest(api.tool_name, arguments):
+            return Refusal(OTHER_CALL, "it was given for another tool or other arguments")
+        refused = self.spend(sealed)
+        if refused is not None:
+            return refused
+        reply = responses[CONSENT_KEY]
+        yes = isinstance(reply, ElicitResult) and reply.action == "accept"
+        approved = yes and bool(reply.content and reply.content.get("approve") is True)
+        return Consent(sealed.tool, None, sealed.session, approved=approved)
 
     def answer(
         self, api: ServedApi, arguments: dict[str, Any], responses: dict[str, Any] | None, state: str | None
     ) -> bool | None:
         """True/False when this request carries the user's answer to our question, None when it does not."""
-        if not responses or CONSENT_KEY not in responses or state is None:
-            return None
-        reply = responses[CONSENT_KEY]
-        if not isinstance(reply, ElicitResult) or not self._spend(state, api, arguments):
-            return False
-        return reply.action == "accept" and bool(reply.content and reply.content.get("approve") is True)
+        got = self.answered(api, arguments, responses, state)
+        return None if got is None else isinstance(got, Consent) and got.approved

@@ -32,16 +32,19 @@ __all__ = [
     "CARD_UPDATES_TOOL",
     "CARD_VIEW_TOOL",
     "CARD_VISIBILITY_TOOL",
+    "CONSENT_TOOL",
     "HANDOFF_VIEW",
     "CardEventArgs",
     "CardUpdatesArgs",
     "CardViewArgs",
     "CardVisibilityArgs",
+    "ConsentArgs",
     "ServedApi",
     "card_event_tool",
     "card_updates_tool",
     "card_view_tool",
     "card_visibility_tool",
+    "consent_tool",
     "handoff_uri",
     "tool_for",
     "ui_uri",
@@ -51,6 +54,7 @@ CARD_EVENT_TOOL = "skillc_card_event"
 CARD_VIEW_TOOL = "skillc_card_view"
 CARD_UPDATES_TOOL = "skillc_card_updates"
 CARD_VISIBILITY_TOOL = "skillc_card_visibility"
+CONSENT_TOOL = "skillc_consent"
 _WX_REQUEST = re.compile(r"\bwx\s*\.\s*request\b")
 _TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 # A description that already names its risk level or consent needs no second sentence about it.
@@ -172,7 +176,7 @@ def _app_only_tool(
     args: type[BaseModel],
     *,
     read_only: bool,
-    output: type[BaseModel] = CardEventView,
+    output: type[BaseModel] | None = CardEventView,
 ) -> Tool:
     """A tool only card views call (``visibility: ["app"]``): hosts hide it from the model."""
     return Tool(
@@ -180,7 +184,7 @@ def _app_only_tool(
         title=title,
         description=description + " Called by the card view, never by the model.",
         input_schema=args.model_json_schema(by_alias=True),
-        output_schema=output_schema(output),
+        output_schema=output_schema(output) if output is not None else None,
         annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=False, open_world_hint=False),
         _meta={"ui": {"visibility": ["app"]}},
     )
@@ -291,4 +295,34 @@ def card_visibility_tool() -> Tool:
         CardVisibilityArgs,
         read_only=False,
         output=CardUpdatesView,
+    )
+
+
+class ConsentArgs(BaseModel):
+    """The user's answer in the card to an L3/L4 call's consent control."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    token: str = Field(description="the consent token of the control (the asking result's _meta)")
+    approve: bool = Field(description="true: the user approved the call; false: the user declined it")
+
+    @classmethod
+    def parse(cls, arguments: dict[str, Any] | None) -> ConsentArgs | str:
+        try:
+            return cls.model_validate(arguments or {}, strict=True)
+        except ValidationError:
+            return f"invalid arguments for {CONSENT_TOOL}: token must be a string, approve a boolean"
+
+
+def consent_tool() -> Tool:
+    """The app-only tool a card view calls when the user approves or declines an L3/L4 call in the
+    card: approved, the call runs and its result comes back; declined, nothing runs."""
+    return _app_only_tool(
+        CONSENT_TOOL,
+        "Consent",
+        "Approve or decline, as the user chose in the card, the L3/L4 call a consent token names; "
+        "approved, returns that call's result.",
+        ConsentArgs,
+        read_only=False,
+        output=None,  # the approved call's own result
     )

@@ -9,7 +9,8 @@ concurrently on their worker threads.
 The parts: ``server`` (:class:`SkillServer`: tools/list, tools/call, the MCP handlers), ``served``
 (the skills and which skill a card belongs to), ``tool_list`` (the tools listed and who answers
 each), ``api_calls`` (a skill API's call: consent, card, console, result), ``card_tools`` (the
-app-only tools a card view calls), ``resources`` (resources and prompts), ``client_log`` (console
+app-only tools a card view calls), ``consent_card`` (consent asked in the card, and
+``skillc_consent``, the user's answer), ``resources`` (resources and prompts), ``client_log`` (console
 lines as MCP log notifications), ``ui_control_wiring`` (ui_control on this server) and ``answer``
 (the record of the tools/call being answered).
 """

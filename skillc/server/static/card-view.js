@@ -26,6 +26,8 @@
   var DRAWING_URL = new RegExp(CONFIG.dom.drawingUrl)
   var CLAMP_LINES = new RegExp(CONFIG.dom.clampLines)
   var VIEW_TOOL = 'skillc_card_view'
+  var CONSENT_TOOL = 'skillc_consent'
+  var CONSENT_META = 'skillc/consent'
   // The server caps a card event's actions (RuntimeConfig.card_max_actions); the view never runs
   // more than that many either, whatever a result says.
   var MAX_ACTIONS = 20
@@ -160,8 +162,9 @@
   }
 
   // ``after``: the slot whose tap led to this result (a reapplied call replaces it). The first
-  // result, and a follow-up for another component, become the next card.
-  function showResult (result, after) {
+  // result, and a follow-up for another component, become the next card. ``into``: the slot the
+  // result takes the place of (the consent control whose answer it is).
+  function showResult (result, after, into) {
     result = result || {}
     var meta = result._meta || {}
     var card = meta['skillc/card']
@@ -169,18 +172,22 @@
       return fetchDocument(card.documentRef).then(function (doc) {
         card.document = doc
         delete card.documentRef
-        return showResult(result, after)
+        return showResult(result, after, into)
       })
     }
     var slot
-    if (result.isError) {
-      slot = newSlot('error')
+    var consent = meta[CONSENT_META]
+    if (!result.isError && consent && typeof consent.token === 'string') {
+      slot = place('consent', into)
+      drawConsent(slot, consent, after)
+    } else if (result.isError) {
+      slot = place('error', into)
       slot.el.textContent = textOf(result) || 'The tool failed.'
       slot.el.setAttribute('role', 'alert')
     } else if (card && card.document) {
       var last = state.slots[state.slots.length - 1]
       var replaces = after && after.card && after.card.componentPath === card.componentPath && (after.card.expired || after.reapplied)
-      slot = replaces ? resetSlot(after, 'card') : (last && last.kind === 'card' && last.card && last.card.cardId === card.cardId ? resetSlot(last, 'card') : newSlot('card'))
+      slot = into ? resetSlot(into, 'card') : replaces ? resetSlot(after, 'card') : (last && last.kind === 'card' && last.card && last.card.cardId === card.cardId ? resetSlot(last, 'card') : newSlot('card'))
       slot.card = card
       renderInto(slot, card.document)
       slot.el.setAttribute('data-card-id', card.cardId)
@@ -192,11 +199,12 @@
       if (card.expired) showExpired(slot, card.expiredText)
       follow(slot, card)
     } else if (meta['skillc/fallback']) {
-      slot = newSlot('fallback')
+      slot = place('fallback', into)
       renderFallback(slot, meta['skillc/fallback'].card)
     } else {
-      slot = newSlot('text')
+      slot = place('text', into)
       slot.el.textContent = textOf(result)
+      if (consent && consent.declined) slot.el.setAttribute('data-consent', 'declined')
     }
     setStatus('')
     expireFrom(meta['skillc/actions'] || [])
@@ -214,6 +222,8 @@
       return JSON.parse(new TextDecoder('utf-8').decode(bytes))
     })
   }
+
+  function place (kind, into) { return into ? resetSlot(into, kind) : newSlot(kind) }
 
   function newSlot (kind) {
     var el = document.createElement('div')
@@ -240,6 +250,9 @@
     slot.el.textContent = ''
     slot.el.setAttribute('data-kind', kind)
     slot.el.removeAttribute('role')
+    if (slot.kind === 'consent') ['aria-label', 'aria-busy', 'style'].forEach(function (a) { slot.el.removeAttribute(a) })
+    slot.el.removeAttribute('data-consent')
+    slot.consent = null
     slot.nodes.clear()
     slot.kind = kind
     slot.reapplied = false
@@ -652,6 +665,8 @@
       return p.then(function () {
         var tool = toolFor(slot.card, b.data.name)
         return callTool(slot, tool, b.data.arguments || {}).then(function (result) {
+          // The user is asked in the card: the model hears of the call when the user answers.
+          if (asking(result, words)) return
           return tellModel(words, tool, b.data.arguments || {}, result)
         })
       })
@@ -716,6 +731,89 @@
     pressed = null
   }
   ;['pointerup', 'pointercancel', 'pointerleave'].forEach(function (n) { stack.addEventListener(n, release) })
+
+  // -- consent in the card (docs/serve.md, "Consent for L3/L4 APIs") ---------------------------
+  // A host that cannot elicit gets, for an L3/L4 call, a result that asks the user here. Its
+  // consent token (only in _meta, never shown) goes with the user's answer to the app-only tool
+  // skillc_consent, through the host: approved, the call runs and its card takes the control's
+  // place; declined, nothing runs. Either way the model hears of it as of any other outcome.
+
+  function drawConsent (slot, consent, after) {
+    slot.consent = { token: consent.token, tool: String(consent.tool || ''), args: consent.arguments || {}, words: null, after: after || null }
+    var tool = slot.consent.tool
+    var box = slot.el
+    box.setAttribute('role', 'group')
+    box.setAttribute('aria-label', 'Consent for ' + tool)
+    box.style.cssText = 'font:14px/1.4 var(--font-sans,sans-serif);padding:10px 12px;border:1px solid currentColor;border-radius:8px'
+    var ask = document.createElement('p')
+    ask.id = 'skillc-consent-' + slot.id
+    ask.style.margin = '0 0 6px'
+    ask.textContent = tool + ' (risk ' + String(consent.risk || '') + ') needs your consent.'
+    box.appendChild(ask)
+    if (consent.description) {
+      var what = document.createElement('p')
+      what.style.margin = '0 0 6px'
+      what.textContent = String(consent.description)
+      box.appendChild(what)
+    }
+    var args = document.createElement('pre')
+    args.style.cssText = 'margin:0 0 8px;white-space:pre-wrap;word-break:break-all'
+    args.textContent = JSON.stringify(slot.consent.args, null, 1)
+    box.appendChild(args)
+    var buttons = ['Approve', 'Decline'].map(function (label) {
+      var button = document.createElement('button')
+      button.type = 'button'
+      button.textContent = label
+      button.setAttribute('data-consent', label.toLowerCase())
+      button.setAttribute('aria-describedby', ask.id)
+      button.style.marginRight = '8px'
+      if (!canCallTools()) button.disabled = true
+      box.appendChild(button)
+      return button
+    })
+    if (!canCallTools()) {
+      var note = document.createElement('p')
+      note.textContent = 'This host cannot call tools, so consent cannot be given in the card.'
+      box.appendChild(note)
+    }
+    buttons.forEach(function (button) {
+      button.addEventListener('click', function () {
+        if (!slot.consent || slot.consent.pending) return
+        slot.consent.pending = true
+        box.setAttribute('aria-busy', 'true')
+        buttons.forEach(function (b) { b.disabled = true })
+        var approve = button.getAttribute('data-consent') === 'approve'
+        enqueue(function () { return decide(slot, approve) })
+      })
+    })
+  }
+
+  // A follow-up's result that asks the user: the words that led to it wait with the control.
+  function asking (result, words) {
+    var consent = result && !result.isError && (result._meta || {})[CONSENT_META]
+    if (!consent || typeof consent.token !== 'string') return false
+    state.slots.forEach(function (slot) { if (slot.consent && slot.consent.token === consent.token) slot.consent.words = words })
+    return true
+  }
+
+  function decide (slot, approve) {
+    var asked = slot.consent
+    var done = function (result) {
+      return showResult(result || {}, asked.after, slot).then(function () { return tellConsent(asked, approve, result) })
+    }
+    return request('tools/call', { name: CONSENT_TOOL, arguments: { token: asked.token, approve: approve } }).then(done, function (err) {
+      return done({ isError: true, content: [{ type: 'text', text: String((err && err.message) || err) }] })
+    })
+  }
+
+  function tellConsent (asked, approve, result) {
+    if (!state.hostCapabilities.updateModelContext) return Promise.resolve()
+    var outcome = result ? (result.isError ? 'failed: ' : 'returned: ') + textOf(result) : 'gave no result'
+    var said = asked.words ? ' the user said: ' + JSON.stringify(asked.words) + ', and' : ' the user'
+    var text = 'On the ' + CONFIG.skill + ' card' + said + (approve ? ' approved ' : ' declined ') + asked.tool + ' ' +
+      JSON.stringify(asked.args) + (approve ? ', which ' + outcome : ': ' + textOf(result || {}))
+    return request('ui/update-model-context', { content: [{ type: 'text', text: text }] }).catch(function () {})
+  }
 
   // -- the CardSpec fallback (Adaptive Card subset) ---------------------------------------------
 
