@@ -30,6 +30,7 @@ from skillc.runtime.api.cancel import running_calls
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.debugger.browser import HeadlessConsole
 from skillc.server.debugger.channel_sse import image_size
+from skillc.server.debugger.chat import ChatSimulator
 from skillc.server.debugger.console_page import DebugServer, build_debug_server
 from skillc.server.runner import ServeOptions, prepare
 from tests.conftest import COFFEE, FIXTURES, require
@@ -85,6 +86,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     running.stop()
 
 
+def _chat(running: Running) -> ChatSimulator:
+    assert running.debug.page is not None and running.debug.page.chat is not None
+    return running.debug.page.chat
+
+
 def call(url: str, name: str, args: dict[str, Any]) -> Any:
     async def go() -> Any:
         async with Client(url) as client:
@@ -113,12 +119,12 @@ def test_a_timed_out_chat_is_cancelled_and_the_next_command_runs_at_once(server:
     rendered = call(url, "render_widget", {"widgetId": "drink-list"})
     assert not rendered.is_error, rendered.structured_content
     assert rendered.structured_content["target"]["id"] == "drink-list"
-    assert server.debug.page is not None and not server.debug.page.chat.busy  # type: ignore[union-attr]
+    assert not _chat(server).busy
 
 
 def test_a_second_chat_while_one_runs_is_chat_busy(server: Running) -> None:
     url = server.mcp_url
-    chat = server.debug.page.chat  # type: ignore[union-attr]
+    chat = _chat(server)
     first, result = _in_thread(url, "submit_chat_query", SPIN)
     wait_until(lambda: chat.busy, PATIENCE_S, "the first chat turn to run")
     second = call(url, "submit_chat_query", {"query": "/call showHidden {}"})
@@ -173,7 +179,7 @@ def test_a_command_queued_behind_a_chat_past_its_timeout_is_command_timeout(tmp_
     try:
         url = running.mcp_url
         assert not call(url, "render_widget", {"widgetId": "hidden-card"}).is_error
-        chat = running.debug.page.chat  # type: ignore[union-attr]
+        chat = _chat(running)
         first, _ = _in_thread(url, "submit_chat_query", SPIN)
         wait_until(lambda: chat.busy, PATIENCE_S, "the chat turn to run")
         tree = call(url, "take_snapshot", {}).structured_content["snapshot"]
