@@ -32,6 +32,7 @@ from skillc.server.debugger.browser import HeadlessConsole
 from skillc.server.debugger.channel_sse import image_size
 from skillc.server.debugger.chat import ChatSimulator
 from skillc.server.debugger.console_page import DebugServer, build_debug_server
+from skillc.server.debugger.planner import OpenAIPlanner
 from skillc.server.runner import ServeOptions, prepare
 from tests.conftest import COFFEE, FIXTURES, require
 from tests.waiting import PATIENCE_S, wait_until
@@ -64,11 +65,11 @@ class Running:
         self.thread.join(timeout=PATIENCE_S)
 
 
-def _start(tmp: Path, *, browser: bool = True, **timeouts: float) -> Running:
+def _start(tmp: Path, *, browser: bool = True, planner: Any = None, **timeouts: float) -> Running:
     require(find_spec("playwright") is not None, "playwright is not installed (pip install 'skillc[debug]')")
     require(HeadlessConsole.executable() is not None, "no chromium on PATH (apt-get install chromium)")
     prepared = prepare(ServeOptions(paths=(COFFEE, WEDGE), runtime=RuntimeConfig(state_dir=tmp)))
-    debug = build_debug_server(prepared, browser=browser, offline=True, **timeouts)  # type: ignore[arg-type]
+    debug = build_debug_server(prepared, browser=browser, offline=True, planner=planner, **timeouts)  # type: ignore[arg-type]
     port = _free_port()
     debug.listening("127.0.0.1", port)
     running = Running(debug, port)
@@ -145,6 +146,17 @@ def test_an_element_without_a_box_is_inspection_failed(server: Running) -> None:
     assert "no layout box" in rect.structured_content["error"]["message"]
 
 
+def test_a_target_that_does_not_render_at_the_new_size_is_viewport_failed(server: Running) -> None:
+    """once-card mounts once (its JavaScript counts mounts in storage): set_viewport's re-render of it
+    fails, and the console says so as VIEWPORT_FAILED with the reason, not as a success."""
+    url = server.mcp_url
+    first = call(url, "render_widget", {"widgetId": "once-card", "structuredContent": {"title": "once"}})
+    assert not first.is_error, first.structured_content
+    resized = call(url, "set_viewport", {"width": 320, "height": 480})
+    assert _code(resized) == "VIEWPORT_FAILED", resized.structured_content
+    assert "mounts only once" in resized.structured_content["error"]["message"]
+
+
 @pytest.mark.parametrize("size", [(414, 896), (430, 932), (1200, 2000), (700, 700), (1, 1), (9999, 9999)])
 def test_screenshots_are_the_full_device_frame(server: Running, size: tuple[int, int]) -> None:
     url = server.mcp_url
@@ -190,6 +202,18 @@ def test_a_command_queued_behind_a_chat_past_its_timeout_is_command_timeout(tmp_
         running.stop()  # ends the chat and its API call: the server shuts down within its graceful time
     first.join(PATIENCE_S)
     assert running_calls() == 0
+
+
+def test_a_planner_that_cannot_be_reached_is_chat_submit_failed(tmp_path: Path) -> None:
+    """--planner-url naming a port nothing listens on: the turn cannot be decided, the submit fails."""
+    dead = f"http://127.0.0.1:{_free_port()}/v1"
+    running = _start(tmp_path, planner=OpenAIPlanner(dead, "any-model"))
+    try:
+        failed = call(running.mcp_url, "submit_chat_query", {"query": "a latte please"})
+        assert _code(failed) == "CHAT_SUBMIT_FAILED", failed.structured_content
+        assert "planner" in failed.structured_content["error"]["message"]
+    finally:
+        running.stop()
 
 
 def test_a_killed_chromium_is_relaunched_and_the_console_reattached(tmp_path: Path) -> None:

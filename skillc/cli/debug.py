@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -106,4 +107,10 @@ def debug(
         click.echo(f"skillc: warning: no headless browser: {debug_server.browser_error}", err=True)
         click.echo(f"skillc: {INSTALL_HINT}; meanwhile open the console URL in a browser", err=True)
     click.echo(json.dumps({"debugDescriptor": debug_server.descriptor.wire()}, ensure_ascii=False))
+
+    def said(descriptor: Any) -> None:  # a browser that fails or dies later is said too, not only stored
+        if descriptor.state == "error":
+            click.echo(f"skillc: warning: {descriptor.error}", err=True)
+
+    debug_server.observers.append(said)
     debug_server.uvicorn_server(host, port).run()
