@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -78,6 +79,7 @@ class Shooter:
         self._page: Any = None
         self._cdp: Any = None
         self._generation = -1
+        self._loaded: tuple[bytes, int, int] | None = None  # the scene the page holds
 
     async def capture(self, raw: dict[str, Any], fmt: str, quality: int | None) -> dict[str, Any]:
         """``raw``: the console's scene. ``{data, width, height}`` of the image; DebuggerError on failure."""
@@ -90,8 +92,12 @@ class Shooter:
                 page, cdp = await self._ready()
             except NoBrowser as err:
                 raise DebuggerError("SCREENSHOT_FAILED", f"screenshots need a headless Chromium: {err}") from err
-            await page.set_viewport_size({"width": scene.width, "height": scene.height})
-            await page.set_content(scene.html, wait_until="load")
+            loaded = (hashlib.sha256(scene.html.encode()).digest(), scene.width, scene.height)
+            if loaded != self._loaded:  # the same scene again (screenshot after screenshot) is loaded already
+                self._loaded = None
+                await page.set_viewport_size({"width": scene.width, "height": scene.height})
+                await page.set_content(scene.html, wait_until="load")
+                self._loaded = loaded
             await page.evaluate(_RESTORE, [scene.scroll_x, scene.scroll_y, [s.model_dump() for s in scene.scrolls]])
             clip = {"x": 0.0, "y": 0.0, "width": float(scene.width), "height": float(scene.height)}
             if scene.uid is not None:
@@ -114,6 +120,7 @@ class Shooter:
             self._page = await self._context.new_page()
             self._cdp = await self._context.new_cdp_session(self._page)
             self._generation = self.chromium.generation
+            self._loaded = None
         return self._page, self._cdp
 
     async def close(self) -> None:
