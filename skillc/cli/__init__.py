@@ -18,6 +18,8 @@ from skillc import __version__
 from skillc.cli.output import EXIT_ERRORS, use_color
 from skillc.cli.output import echo_text as _echo
 
+EXIT_INTERRUPTED = 130
+
 __all__ = ["COMMANDS", "_echo", "main", "use_color"]
 
 # Command name -> the module that defines it, under a function of the same name.
@@ -63,6 +65,14 @@ class _Commands(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except (KeyboardInterrupt, click.Abort):
+            # Ctrl-C ends a long-running command (debug, serve, run): the shell's 128 + SIGINT,
+            # without click's "Aborted!" and exit 1. A VM still running on a worker thread is
+            # stopped through its deadline, or the interpreter would wait for it at exit.
+            from skillc.runtime.api.cancel import interrupt_all
+
+            interrupt_all()
+            sys.exit(EXIT_INTERRUPTED)
         except Exception as err:
             from skillc.runtime.state.store import StateError  # only when something failed: start-up stays light
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -66,6 +67,7 @@ def debug(
     from skillc.diagnostics import render_text
     from skillc.runtime.config import RuntimeConfig, default_state_dir
     from skillc.server.consent import ConsentPolicy
+    from skillc.server.debugger.browser import INSTALL_HINT
     from skillc.server.debugger.console_page import build_debug_server
     from skillc.server.debugger.planner import CommandPlanner, OpenAIPlanner, Planner
     from skillc.server.runner import ServeOptions, prepare
@@ -101,7 +103,14 @@ def debug(
     click.echo(f"debug console:  {urls.console}", err=True)
     click.echo(f"Debugger MCP:   {urls.debugger_mcp}", err=True)
     click.echo(f"skills MCP:     {urls.skills_mcp}", err=True)
-    if not no_browser and debug_server.headless is not None and debug_server.headless.executable() is None:
-        click.echo("skillc: warning: no chromium on PATH; open the console URL in a browser", err=True)
+    if debug_server.browser_error is not None:
+        click.echo(f"skillc: warning: no headless browser: {debug_server.browser_error}", err=True)
+        click.echo(f"skillc: {INSTALL_HINT}; meanwhile open the console URL in a browser", err=True)
     click.echo(json.dumps({"debugDescriptor": debug_server.descriptor.wire()}, ensure_ascii=False))
+
+    def said(descriptor: Any) -> None:  # a browser that fails or dies later is said too, not only stored
+        if descriptor.state == "error":
+            click.echo(f"skillc: warning: {descriptor.error}", err=True)
+
+    debug_server.observers.append(said)
     debug_server.uvicorn_server(host, port).run()

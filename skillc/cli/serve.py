@@ -70,7 +70,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     multiple=True,
     help="A tool (its tool name, or SKILL/API) approved without asking (repeatable).",
 )
-@click.option("--no-elicit", is_flag=True, help="Never ask for consent by elicitation; refuse L3/L4 calls instead.")
+@click.option("--no-elicit", is_flag=True, help="Never ask the user for consent (neither by elicitation nor in the card); refuse L3/L4 calls instead.")
 @click.option(
     "--timeout",
     "timeout_s",
@@ -191,7 +191,8 @@ def serve(
     2025 initialize handshake; a browser opening that URL (or /) gets a page that says how to
     connect. With --stdio it speaks the MCP stdio transport instead (for clients that start their
     servers themselves). L3/L4 APIs ask for the user's consent by elicitation where the client
-    supports it, else are refused unless approved with --approve / --approve-all. The timers of
+    supports it, else in the card (an approve/decline control, for hosts that show cards), else
+    are refused unless approved with --approve / --approve-all. The timers of
     dynamic cards (scope.dynamic) run on their own in real time (at least 1000 ms apart, at most 8
     per card); the card view reads their patches through an app-only tool. Each request is one
     line on stderr (--log-format). See docs/serve.md.

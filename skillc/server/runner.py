@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import ipaddress
 import os
+import signal
 import socket
 import sys
 import threading
@@ -169,6 +170,7 @@ class ListeningServer(uvicorn.Server):
         super().__init__(config)
         self._on_listening = on_listening
         self._hard_stop = hard_stop
+        self.interrupted = False  # stopped by SIGINT (Ctrl-C), not SIGTERM
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
@@ -190,8 +192,10 @@ class ListeningServer(uvicorn.Server):
     def capture_signals(self) -> Generator[None, None, None]:
         # uvicorn raises the signal again once it has shut down, so the process would die of the
         # SIGTERM it just handled; a graceful shutdown is a clean exit (status 0) here.
+        # Ctrl-C is the user's interrupt, though: the command exits 130 for it (skillc.cli).
         with super().capture_signals():
             yield
+            self.interrupted = signal.SIGINT in self._captured_signals
             self._captured_signals.clear()
 
 
@@ -226,8 +230,11 @@ def serve_foreground(
     ``on_listening``; ``skillc serve`` probes the port first to say so as a usage error.
     ``sockets``: listen on these instead (a ``serve --workers`` worker's SO_REUSEPORT socket).
     """
-    ListeningServer(uvicorn_config(prepared, host, port), on_listening, hard_stop=True).run(sockets=sockets)
+    server = ListeningServer(uvicorn_config(prepared, host, port), on_listening, hard_stop=True)
+    server.run(sockets=sockets)
     close_pools()  # give PostgreSQL connections back now rather than when the server notices they are gone
+    if server.interrupted:
+        raise KeyboardInterrupt
 
 
 class ServeHandle:

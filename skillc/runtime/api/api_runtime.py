@@ -30,6 +30,7 @@ from skillc.frontend.upload_formats import refusal, uploads_given
 from skillc.ir.render import copy_json
 from skillc.runtime.api.api_vm import VmRun, run_api
 from skillc.runtime.api.audit import AuditLog, call_record
+from skillc.runtime.api.cancel import tracked
 from skillc.runtime.api.guard import make_job, run_guarded
 from skillc.runtime.api.overrun import GRACE_S, Overruns
 from skillc.runtime.api.result import normalise_json
@@ -175,9 +176,23 @@ class ApiRuntime:
         ``approver`` decides this call's approval instead of the runtime's own (a card host
         passes the user's answer for one api/call).
         """
-        loop = asyncio.get_running_loop()
         seconds = timeout_s if timeout_s is not None else self.config.timeout_s
         deadline = Deadline.after(seconds)
+        # Whoever started this work (a chat turn, a server shutting down) may stop it through the
+        # deadline: skillc.runtime.api.cancel.
+        with tracked(deadline):
+            return await self._call(api_name, arguments, context, deadline, approver)
+
+    async def _call(
+        self,
+        api_name: str,
+        arguments: Any,
+        context: ApiCallContext | None,
+        deadline: Deadline,
+        approver: Approver | None,
+    ) -> ApiCallOutcome:
+        loop = asyncio.get_running_loop()
+        seconds = deadline.seconds
         started = time.perf_counter()
         if self.mode != "process" and not self._overruns.active:
             # One trip to a worker for the checks and the VM together: every hop between the loop and
@@ -238,12 +253,18 @@ class ApiRuntime:
         return self._execute(chain, deadline)
 
     async def _approved_and_run(self, chain: _Chain, deadline: Deadline, approver: Approver | None) -> ApiCallOutcome:
-        loop = asyncio.get_running_loop()
         seconds = deadline.seconds
         if chain.risk.needs_approval:
             if not await self._ask(chain, approver or self.approver):
                 return chain.refused()
             deadline = Deadline.after(seconds)  # the user's time to answer does not count
+            with tracked(deadline):
+                return await self._run_approved(chain, deadline)
+        return await self._run_approved(chain, deadline)
+
+    async def _run_approved(self, chain: _Chain, deadline: Deadline) -> ApiCallOutcome:
+        loop = asyncio.get_running_loop()
+        seconds = deadline.seconds
         chain.guarded = self.mode == "process" or self._overruns.active
         work = loop.run_in_executor(self._pool(), self._execute, chain, deadline)
         if chain.guarded:

@@ -22,10 +22,16 @@ idle ones, cannot grow the server's memory): when it is full the oldest frame is
 counted, and the stream then sends ``event: dropped`` ``{"dropped": N}`` (N: the drops so far on
 this stream) before the next frame. A dropped command frame ends in its timeout.
 
-``take_screenshot`` is the one command the page cannot finish alone: it answers with the clip
-(the target's device viewport or one element, in console-page CSS pixels), and the server's own
-browser captures it (:class:`HeadlessConsole`, Playwright + Chrome DevTools Protocol, so png,
-jpeg and webp all work).
+``take_screenshot`` is the one command the page cannot finish alone: it answers with the scene
+(the target's document, device size and scroll positions) and the server captures it in its own
+headless Chromium (:mod:`.screenshot`), so screenshots are exact at any device size and work with
+the console in any browser.
+
+A command that runs past its timeout is cancelled everywhere it runs: the page gets ``event:
+cancel`` ``{"id"}`` and drops it (aborting its requests) so the next command runs at once, and the
+hooks in :attr:`SseConsoleChannel.on_timeout` end the server's side (the chat turn, and through
+its call group the API calls it started). ``submit_chat_query`` while a chat runs (this channel's,
+or one :attr:`SseConsoleChannel.chat_busy` reports) is ``CHAT_BUSY`` at once, never queued.
 """
 
 from __future__ import annotations
@@ -35,7 +41,6 @@ import base64
 import contextlib
 import itertools
 import json
-import shutil
 import struct
 import time
 import uuid
@@ -47,6 +52,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from skillc.server.debugger.browser import HeadlessConsole as HeadlessConsole  # where it used to live
 from skillc.server.debugger.errors import ERROR_CODES, DebuggerError, ErrorCode
 from skillc.server.debugger.guard import BadJson, read_json
 
@@ -58,8 +64,8 @@ MAX_SCREENSHOT_B64 = 8 * 1024 * 1024
 KEEPALIVE_S = 15.0
 OUTBOX_MAX = 256
 
-# Screenshots: (clip in CSS px of the console page, format, quality) -> base64 image data.
-Screenshotter = Callable[[dict[str, float], str, int | None], Awaitable[str]]
+# Screenshots: (the console's scene, format, quality) -> {"data": base64 image}.
+Screenshotter = Callable[[dict[str, Any], str, int | None], Awaitable[dict[str, Any]]]
 
 
 def _frame(event: str, data: Any) -> str:
@@ -99,6 +105,9 @@ class SseConsoleChannel:
         self._order: list[str] = []  # connection order; the last one is current
         self._ids = itertools.count(1)
         self.on_change: Callable[[], None] | None = None  # connect / disconnect hook (descriptor state)
+        self.on_timeout: list[Callable[[str], None]] = []  # a command timed out: end its server side too
+        self.chat_busy: Callable[[], bool] | None = None  # a chat turn runs outside this channel
+        self._chats = 0  # submit_chat_query commands queued or running
 
     # -- state --------------------------------------------------------------------------------
 
@@ -122,14 +131,25 @@ class SseConsoleChannel:
             )
         if timeout_s is None:
             timeout_s = CHAT_TIMEOUT_S if name == "submit_chat_query" else DEFAULT_TIMEOUT_S
-        deadline = asyncio.get_running_loop().time() + timeout_s
-        await self._race(console, console.lock.acquire(), deadline)
+        chat = name == "submit_chat_query"
+        if chat and (self._chats or (self.chat_busy is not None and self.chat_busy())):
+            raise DebuggerError("CHAT_BUSY", "a chat turn is still running; wait for it to end, then submit again")
+        self._chats += chat
         try:
-            if name == "take_screenshot":
-                return await self._screenshot(console, params, deadline)
-            return await self._send(console, name, params, deadline)
+            deadline = asyncio.get_running_loop().time() + timeout_s
+            await self._race(console, console.lock.acquire(), deadline)
+            try:
+                if name == "take_screenshot":
+                    return await self._screenshot(console, params, deadline)
+                return await self._send(console, name, params, deadline)
+            finally:
+                console.lock.release()
+        except TimeoutError:
+            for hook in list(self.on_timeout):
+                hook(name)
+            raise
         finally:
-            console.lock.release()
+            self._chats -= chat
 
     async def _send(self, console: _Console, name: str, params: dict[str, Any], deadline: float) -> dict[str, Any]:
         command_id = f"cmd-{next(self._ids)}-{uuid.uuid4().hex[:8]}"
@@ -138,6 +158,9 @@ class SseConsoleChannel:
         try:
             console.push(_frame("command", {"id": command_id, "name": name, "params": params}))
             answer: dict[str, Any] = await self._race(console, future, deadline)
+        except TimeoutError:
+            console.push(_frame("cancel", {"id": command_id}))  # the page drops it and runs the next one
+            raise
         finally:
             console.pending.pop(command_id, None)
         if "error" in answer:
@@ -167,21 +190,26 @@ class SseConsoleChannel:
         quality = params.get("quality")
         answer = await self._send(console, "take_screenshot", {"uid": params.get("uid")}, deadline)
         if self.screenshotter is None:
-            raise DebuggerError(
-                "SCREENSHOT_FAILED", "screenshots need the server's browser (skillc debug without --no-browser)"
-            )
-        clip = answer.get("clip")
-        if not isinstance(clip, dict) or clip.get("width", 0) <= 0 or clip.get("height", 0) <= 0:
-            raise DebuggerError("SCREENSHOT_FAILED", "nothing visible to capture")
+            raise DebuggerError("SCREENSHOT_FAILED", "this debug server takes no screenshots (no browser of its own)")
+        scene = answer.get("scene")
+        if not isinstance(scene, dict):
+            raise DebuggerError("SCREENSHOT_FAILED", "the console answered no scene to capture")
         try:
-            data = await self.screenshotter(clip, fmt, int(quality) if quality is not None else None)
+            shot = await self._race(
+                console, self.screenshotter(scene, fmt, int(quality) if quality is not None else None), deadline
+            )
+        except (DebuggerError, TimeoutError):
+            raise
         except Exception as err:  # the browser's own failure, reported with the protocol's code
             raise DebuggerError("SCREENSHOT_FAILED", f"the browser could not capture: {err}") from err
+        data = str(shot.get("data") or "")
         if len(data) > MAX_SCREENSHOT_B64:
             raise DebuggerError(
                 "SCREENSHOT_FAILED", "the image is over 8 MiB of base64; capture one element or a smaller viewport"
             )
-        size = image_size(base64.b64decode(data), fmt) or (round(clip["width"]), round(clip["height"]))
+        size = image_size(base64.b64decode(data), fmt)
+        if size is None:
+            raise DebuggerError("SCREENSHOT_FAILED", f"the browser returned no readable {fmt} image")
         result: dict[str, Any] = {
             "data": data,
             "format": fmt,
@@ -327,90 +355,3 @@ def image_size(data: bytes, fmt: str) -> tuple[int, int] | None:
             w, h = struct.unpack("<HH", data[26:30])
             return int(w) & 0x3FFF, int(h) & 0x3FFF
     return None
-
-
-# A 1x1 grey PNG: what an offline console shows for every remote image.
-_GREY_PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGM4ceIEAAS0AlkWLoFAAAAAAElFTkSuQmCC"
-)
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-
-
-class HeadlessConsole:
-    """Headless Chromium (Playwright, the system's ``chromium``) with the console page open.
-
-    Runs on the server's own event loop: :meth:`start` after the server listens, :meth:`stop`
-    before it exits. Its :meth:`screenshot` is the channel's screenshotter.
-    """
-
-    def __init__(self, url: str, *, width: int = 1280, height: int = 1000, offline: bool = False) -> None:
-        self.url = url
-        self.offline = offline  # answer every request off the console's server locally (tests)
-        self.size = {"width": width, "height": height}
-        self._pw: Any = None
-        self._browser: Any = None
-        self.page: Any = None
-        self._cdp: Any = None
-
-    @staticmethod
-    def executable() -> str | None:
-        return shutil.which("chromium") or shutil.which("chromium-browser")
-
-    async def start(self) -> None:
-        from playwright.async_api import async_playwright
-
-        path = self.executable()
-        if path is None:
-            raise RuntimeError("no chromium on PATH (apt-get install chromium, or use --no-browser)")
-        self._pw = await async_playwright().start()
-        self._browser = await self._pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
-        context = await self._browser.new_context(viewport=self.size, device_scale_factor=1)
-        self.page = await context.new_page()
-        self._cdp = await context.new_cdp_session(self.page)
-        if self.offline:
-            await context.route("**/*", self._local_only)
-        for attempt in range(50):  # the server may start listening a moment after the browser
-            try:
-                await self.page.goto(with_query(self.url, primary="1"), wait_until="load")
-                break
-            except Exception:
-                if attempt == 49:
-                    raise
-                await asyncio.sleep(0.1)
-
-    async def _local_only(self, route: Any) -> None:
-        request = route.request
-        base = self.url.split("/", 3)[:3]
-        if request.url.split("/", 3)[:3] == base or request.url.startswith(("about:", "data:")):
-            await route.continue_()
-        elif request.resource_type == "image":
-            await route.fulfill(status=200, content_type="image/png", body=_GREY_PNG)
-        else:
-            await route.abort()
-
-    async def screenshot(self, clip: dict[str, float], fmt: str, quality: int | None) -> str:
-        params: dict[str, Any] = {
-            "format": fmt,
-            "clip": {
-                "x": float(clip["x"]),
-                "y": float(clip["y"]),
-                "width": float(clip["width"]),
-                "height": float(clip["height"]),
-                "scale": 1,
-            },
-            "captureBeyondViewport": True,
-        }
-        if quality is not None and fmt in ("jpeg", "webp"):
-            params["quality"] = quality
-        reply = await self._cdp.send("Page.captureScreenshot", params)
-        return str(reply["data"])
-
-    async def stop(self) -> None:
-        with contextlib.suppress(Exception):
-            if self._browser is not None:
-                await self._browser.close()
-        with contextlib.suppress(Exception):
-            if self._pw is not None:
-                await self._pw.stop()
-        self._browser = self._pw = self.page = self._cdp = None

@@ -15,23 +15,30 @@ trace events (simulator, mcp, runtime) and tool calls, in the wire shapes of
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.client import Client
 from mcp.client.extension import advertise
+from mcp.client.streamable_http import streamable_http_client
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult, TextContent, Tool
 
+from skillc.runtime.api.cancel import CallGroup
 from skillc.server.debugger.planner import Decision, Message, PlannedCall, Planner, PlannerError, ToolInfo
 from skillc.server.debugger.planner_terms import guide_passages
 from skillc.server.debugger.snapshot import ToolCall, TraceEvent
 from skillc.server.results import CARD_META
 
+# The header the turn's requests to the skills' MCP carry: the debug server runs them in the turn's
+# CallGroup (turn_scope.TurnScope), so cancelling the turn stops the API calls it caused.
+TURN_HEADER = "x-skillc-debug-turn"
 MAX_ROUNDS = 4
 MAX_MESSAGE = 500  # characters of a result kept in a tool call's message
 APPROVAL_RISKS = ("L3", "L4")
@@ -84,7 +91,9 @@ def _text(result: CallToolResult) -> str:
 
 
 class ChatSimulator:
-    """Runs turns one at a time (a second query while one runs is ``CHAT_BUSY``)."""
+    """Runs turns one at a time (a second query while one runs is ``CHAT_BUSY``). :meth:`cancel`
+    ends the running turn at once: its task, its requests, and through the turn's
+    :class:`CallGroup` the API calls they run in the skills' server (their VM deadlines trip)."""
 
     def __init__(
         self,
@@ -106,6 +115,8 @@ class ChatSimulator:
         # The console's conversation is one session: each call sends back the one the last result
         # named (docs/serve.md, "Sessions"), as a host does.
         self._session: str | None = None
+        self.groups: dict[str, CallGroup] = {}  # requestId of a running turn -> its API calls
+        self._task: asyncio.Task[Turn] | None = None
 
     @property
     def busy(self) -> bool:
@@ -121,26 +132,52 @@ class ChatSimulator:
             raise ChatError("CHAT_BUSY", "a chat turn is still running; wait for it to end")
         async with self._lock:
             turn = Turn(request_id=f"req-{uuid.uuid4().hex[:12]}", query=query, planner=self.planner.name)
-            self._trace(turn, "simulator", "turn_start", {"query": query, "planner": self.planner.name})
-            turn.messages.append(Message(role="user", text=query))
-            tools = await self._list_tools(turn, url)
-            by_name = {t.name: t for t in tools}
-            infos = [ToolInfo(t.name, t.description or "", dict(t.input_schema), self._guide(t)) for t in tools]
-            for round_no in range(self.max_rounds + 1):
-                decision = await self._decide(turn, infos)
-                if not decision.calls or round_no == self.max_rounds:
-                    text = decision.text or ("" if not decision.calls else "(stopped: too many rounds of tool calls)")
-                    turn.messages.append(Message(role="assistant", text=text))
-                    break
-                turn.messages.append(Message(role="assistant", text=decision.text, calls=decision.calls))
-                for planned in decision.calls:
-                    outcome = await self._call(turn, url, by_name.get(planned.tool), planned)
-                    turn.outcomes.append(outcome)
-                    text = _text(outcome.result) if outcome.result is not None else f"error: {outcome.error}"
-                    turn.messages.append(Message(role="tool", text=text, call_id=planned.id, tool=planned.tool))
-            turn.completed = True
-            self._trace(turn, "simulator", "turn_end", {"messages": len(turn.messages), "calls": len(turn.outcomes)})
-            return turn
+            group = self.groups[turn.request_id] = CallGroup()
+            self._task = asyncio.ensure_future(self._run(turn, url))
+            try:
+                return await asyncio.shield(self._task)
+            except asyncio.CancelledError as err:
+                if not self._task.cancelled():  # our caller went away, not cancel(): end the turn too
+                    self._task.cancel()
+                    group.cancel()
+                    raise
+                raise ChatError("CHAT_TIMEOUT", "the chat turn was cancelled (it ran past its timeout)") from err
+            finally:
+                group.cancel()  # a call the turn left behind stops now
+                self.groups.pop(turn.request_id, None)
+                self._task = None
+
+    def cancel(self) -> bool:
+        """End the running turn now (its command timed out, or the server shuts down)."""
+        task = self._task
+        for group in list(self.groups.values()):
+            group.cancel()
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    async def _run(self, turn: Turn, url: str) -> Turn:
+        self._trace(turn, "simulator", "turn_start", {"query": turn.query, "planner": self.planner.name})
+        turn.messages.append(Message(role="user", text=turn.query))
+        tools = await self._list_tools(turn, url)
+        by_name = {t.name: t for t in tools}
+        infos = [ToolInfo(t.name, t.description or "", dict(t.input_schema), self._guide(t)) for t in tools]
+        for round_no in range(self.max_rounds + 1):
+            decision = await self._decide(turn, infos)
+            if not decision.calls or round_no == self.max_rounds:
+                text = decision.text or ("" if not decision.calls else "(stopped: too many rounds of tool calls)")
+                turn.messages.append(Message(role="assistant", text=text))
+                break
+            turn.messages.append(Message(role="assistant", text=decision.text, calls=decision.calls))
+            for planned in decision.calls:
+                outcome = await self._call(turn, url, by_name.get(planned.tool), planned)
+                turn.outcomes.append(outcome)
+                text = _text(outcome.result) if outcome.result is not None else f"error: {outcome.error}"
+                turn.messages.append(Message(role="tool", text=text, call_id=planned.id, tool=planned.tool))
+        turn.completed = True
+        self._trace(turn, "simulator", "turn_end", {"messages": len(turn.messages), "calls": len(turn.outcomes)})
+        return turn
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -153,7 +190,7 @@ class ChatSimulator:
 
     async def _list_tools(self, turn: Turn, url: str) -> list[Tool]:
         try:
-            async with _client(url) as client:
+            async with _client(url, turn.request_id) as client:
                 listed = await client.list_tools()
                 version = client.protocol_version
         except Exception as err:
@@ -205,7 +242,7 @@ class ChatSimulator:
         self._trace(turn, "mcp", "tools_call", asked)
         outcome = ToolOutcome(planned.id, name, skill, planned.arguments, None)
         try:
-            async with _client(url) as client:
+            async with _client(url, turn.request_id) as client:
                 carried = {"skillc/session": self._session} if self._session is not None else None
                 outcome.result = await client.call_tool(name, planned.arguments, meta=carried)  # type: ignore[arg-type]
             named = (outcome.result.meta or {}).get("skillc/session")
@@ -250,7 +287,11 @@ def _visibility(tool: Tool) -> list[str]:
     return visibility if isinstance(visibility, list) else ["model", "app"]
 
 
-def _client(url: str) -> Client:
+@contextlib.asynccontextmanager
+async def _client(url: str, request_id: str) -> AsyncIterator[Client]:
     # The console shows the cards, so the simulated host says it is an MCP Apps host (a 2026-07-28
-    # request without the extension gets no card).
-    return Client(url, extensions=[advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})])
+    # request without the extension gets no card). Every request names its turn (TURN_HEADER).
+    async with create_mcp_http_client(headers={TURN_HEADER: request_id}) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, extensions=[advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})]) as client:
+            yield client

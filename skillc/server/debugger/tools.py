@@ -47,6 +47,7 @@ from skillc.server.debugger.tree import find_node, render_tree
 from skillc.server.registry import ToolRegistry, ToolSpec, error_result
 
 MAX_SCREENSHOT_B64 = 8 * 1024 * 1024
+CAPTURE_S_PER_MEGAPIXEL = 0.6
 MIME_TYPES = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -521,6 +522,16 @@ class DebuggerTools:
             raise DebuggerError("SCROLL_FAILED", f"the console answered no scroll position ({err})") from err
         return json_result({"scrolled": True, "uid": uid, **numbers})
 
+    def _capture_s(self) -> float:
+        """Extra time for a large device frame: loading and encoding 100 megapixels (9999 x 9999) takes
+        seconds on an idle two-core machine, and the ordinary 15 s must not fail it on a busy one."""
+        stored = self._stored()
+        target = stored.snapshot.current_target if stored is not None else None
+        viewport = target.viewport if target is not None else None
+        if viewport is None:
+            return 0.0
+        return viewport.width * viewport.height / 1e6 * CAPTURE_S_PER_MEGAPIXEL
+
     async def take_screenshot(self, args: a.ScreenshotArgs) -> CallToolResult:
         if args.uid is not None:
             self._check_uid(args.uid)
@@ -528,6 +539,7 @@ class DebuggerTools:
             "take_screenshot",
             args.command(),
             failure="SCREENSHOT_FAILED",
+            timeout_s=self.command_timeout_s + self._capture_s(),
         )
         data = answer.get("data")
         if not isinstance(data, str) or not data:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -322,11 +322,17 @@ def _diag(d: Any) -> dict[str, Any]:
 # -- the whole `skillc debug` server ---------------------------------------------------------------
 
 
+GRACEFUL_S = 5.0  # how long `skillc debug` waits for open requests when it is told to stop
+MAX_RELAUNCHES = 20  # a Chromium that keeps dying is given up on (the descriptor says error)
+
+
 @dataclass
 class DebugServer:
     """One ASGI app: the skills' MCP at ``/mcp``, the Debugger MCP at ``/__wsd_mcp`` (+ ``/__agent_trace``),
     the console page at ``/`` and its control channel. With ``browser``, headless Chromium opens the
-    console page once the server listens (:meth:`listening` tells it the address)."""
+    console page once the server listens (:meth:`listening` tells it the address), and is relaunched
+    (the console re-attached) when it dies: the descriptor goes to ``error`` with the reason, then
+    back to ``client_connected``. ``observers`` are told every descriptor state it moves to."""
 
     app: Any
     channel: Any  # SseConsoleChannel
@@ -335,30 +341,77 @@ class DebugServer:
     browser_error: str | None = None
     page: ConsolePage | None = None
     token: str = ""  # the per-launch secret of the console's routes (skillc.server.debugger.guard)
+    shooter: Any = None  # screenshot.Shooter
+    observers: list[Callable[[Any], None]] = field(default_factory=list)
 
     def listening(self, host: str, port: int) -> None:
         server = self.debugger.server
         server.descriptor = server.descriptor.with_address(host, port, token=self.token or None)
         if self.headless is not None:
             self.headless.url = server.descriptor.urls.console
+        if self.shooter is not None:
+            self.shooter.base_url = server.descriptor.urls.console
+        self.refresh()
 
     @property
     def descriptor(self) -> Any:
         return self.debugger.server.descriptor
 
-    def uvicorn_server(self, host: str, port: int) -> Any:
-        """A uvicorn server for :attr:`app` that ends the consoles' SSE streams first when it shuts down
-        (uvicorn waits for open responses before the lifespan ends, and a console never hangs up)."""
+    def refresh(self) -> None:
+        """The descriptor's state from the facts: a console attached (client_connected), else the
+        server's browser failing (error, with the reason), else listening."""
+        server = self.debugger.server
+        current = server.descriptor
+        if current.urls is None and self.browser_error is None:  # not listening yet: nothing to say
+            return
+        if self.channel.connected:
+            update = {"state": "client_connected", "error": None}
+        elif self.browser_error is not None:
+            update = {"state": "error", "error": self.browser_error}
+        else:
+            update = {"state": "listening", "error": None}
+        if self.browser_error is not None:
+            update["setup"] = f"the server's headless Chromium is unavailable ({self.browser_error})"
+        else:
+            update["setup"] = None
+        if current.state == update["state"] and current.error == update["error"]:
+            server.descriptor = current.model_copy(update=update)
+            return
+        server.descriptor = current.model_copy(update=update)
+        for observe in list(self.observers):
+            observe(server.descriptor)
+
+    def stop_work(self) -> None:
+        """Shutting down: end the running chat turn and every API call, whatever they wait for."""
+        from skillc.runtime.api.cancel import interrupt_all
+
+        if self.page is not None and self.page.chat is not None:
+            self.page.chat.cancel()
+        self.channel.close()
+        interrupt_all()
+
+    def uvicorn_server(self, host: str, port: int, graceful_s: float = GRACEFUL_S) -> Any:
+        """A uvicorn server for :attr:`app` that first ends the consoles' SSE streams, the chat and the
+        running API calls when it shuts down (uvicorn waits for open responses before the lifespan
+        ends, and a console never hangs up), and waits at most ``graceful_s`` for the rest."""
         import uvicorn
 
-        channel = self.channel
+        debug = self
 
         class _Server(uvicorn.Server):
             async def shutdown(self, sockets: Any = None) -> None:
-                channel.close()
+                debug.stop_work()
                 await super().shutdown(sockets)
 
-        config = uvicorn.Config(self.app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
+        config = uvicorn.Config(
+            self.app,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            access_log=False,
+            timeout_graceful_shutdown=max(1, round(graceful_s)),
+        )
         return _Server(config)
 
 
@@ -369,10 +422,13 @@ def build_debug_server(
     skill_paths: list[str] | None = None,
     offline: bool = False,
     planner: Planner | None = None,
+    command_timeout_s: float | None = None,
+    chat_timeout_s: float | None = None,
 ) -> DebugServer:
     """``prepared``: :func:`skillc.server.runner.prepare`'s result (the skills' server and security).
     ``offline``: the browser answers remote requests itself (images get a grey pixel; tests).
-    ``planner``: who decides the chat simulator's tool calls (default: :class:`CommandPlanner`)."""
+    ``planner``: who decides the chat simulator's tool calls (default: :class:`CommandPlanner`).
+    ``command_timeout_s`` / ``chat_timeout_s``: the control commands' timeouts (default 15 s / 120 s)."""
     import asyncio
     import contextlib
     from collections.abc import AsyncIterator
@@ -381,19 +437,30 @@ def build_debug_server(
     from starlette.applications import Starlette
 
     from skillc.server.debugger.app import build_debugger_app
-    from skillc.server.debugger.channel_sse import HeadlessConsole, SseConsoleChannel
+    from skillc.server.debugger.browser import Chromium, HeadlessConsole, NoBrowser, executable
+    from skillc.server.debugger.channel import CHAT_TIMEOUT_S, COMMAND_TIMEOUT_S
+    from skillc.server.debugger.channel_sse import SseConsoleChannel
+    from skillc.server.debugger.screenshot import Shooter
+    from skillc.server.debugger.turn_scope import TurnScope
     from skillc.server.descriptor import DebugDescriptor, runtime_versions
     from skillc.server.http_app import MCP_PATH, Cors
 
     catalogue = prepared.server.catalogue
-    headless = HeadlessConsole("about:blank", offline=offline) if browser else None
-    channel = SseConsoleChannel(screenshotter=headless.screenshot if headless is not None else None)
-    chromium = HeadlessConsole.executable() if browser else None
+    chromium = Chromium()
+    headless = HeadlessConsole("about:blank", offline=offline, chromium=chromium) if browser else None
+    shooter = Shooter(chromium, offline=offline)
+    channel = SseConsoleChannel(screenshotter=shooter.capture)
     descriptor = DebugDescriptor(
-        skills=skill_paths or [s.display for s in catalogue.skills], versions=runtime_versions(chromium)
+        skills=skill_paths or [s.display for s in catalogue.skills], versions=runtime_versions(executable())
     )
     debugger = build_debugger_app(
-        catalogue, channel, descriptor=descriptor, security=prepared.security, artefacts=prepared.server.artefacts
+        catalogue,
+        channel,
+        descriptor=descriptor,
+        security=prepared.security,
+        artefacts=prepared.server.artefacts,
+        command_timeout_s=command_timeout_s or COMMAND_TIMEOUT_S,
+        chat_timeout_s=chat_timeout_s or CHAT_TIMEOUT_S,
     )
     feed = ConsoleFeed(channel.broadcast)
     prepared.server.console_observers.append(feed.add)
@@ -408,41 +475,61 @@ def build_debug_server(
     guides = {s.package.name: s.package.skill_md or "" for s in catalogue.skills}
     chat = ChatSimulator(skills_endpoint, planner or CommandPlanner(), guides=guides)
     page = ConsolePage([s.package for s in catalogue.skills], cards=prepared.server.cards, chat=chat, feed=feed)
-    out = DebugServer(app=None, channel=channel, debugger=debugger, headless=headless, page=page, token=new_token())
+    out = DebugServer(
+        app=None, channel=channel, debugger=debugger, headless=headless, page=page, token=new_token(), shooter=shooter
+    )
+    if browser and executable() is None and not _bundled_browser():
+        out.browser_error = "no Chromium found (none on PATH, none installed by Playwright)"
+        out.refresh()
 
-    def on_change() -> None:
-        server = debugger.server
-        if server.descriptor.state in ("listening", "client_connected"):
-            state = "client_connected" if channel.connected else "listening"
-            server.descriptor = server.descriptor.model_copy(update={"state": state})
+    def timed_out(name: str) -> None:
+        if name == "submit_chat_query":
+            chat.cancel()  # its requests end, and the API calls they started stop at their next check
 
-    channel.on_change = on_change
+    channel.on_change = out.refresh
+    channel.on_timeout.append(timed_out)
+    channel.chat_busy = lambda: chat.busy
     prepared.server.descriptor = lambda: debugger.server.descriptor  # /mcp tells the debugger's state too
     skills_manager = StreamableHTTPSessionManager(
         app=prepared.server.server, stateless=True, json_response=True, security_settings=prepared.security
     )
 
-    async def start_browser() -> None:
+    async def supervise_browser() -> None:
+        """Launch the console's Chromium, and relaunch it (the console re-attaches) whenever it dies."""
         assert headless is not None
-        try:
-            await headless.start()
-        except Exception as err:  # no chromium, or it would not start: the console still serves
-            out.browser_error = f"{type(err).__name__}: {err}"
+        for _launch in range(MAX_RELAUNCHES + 1):
+            try:
+                await headless.start()
+            except Exception as err:  # no chromium, or it would not start: the console still serves
+                out.browser_error = str(err) if isinstance(err, NoBrowser) else f"{type(err).__name__}: {err}"
+                out.refresh()
+                await headless.stop()
+                if isinstance(err, NoBrowser):
+                    return  # nothing to launch: trying again changes nothing
+                continue
+            out.browser_error = None
+            out.refresh()
+            await headless.wait_closed()
+            out.browser_error = "the headless Chromium exited; relaunching it"
+            out.refresh()
+            await headless.stop()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
         async with skills_manager.run(), debugger.lifespan():
-            task = asyncio.get_running_loop().create_task(start_browser()) if headless is not None else None
+            task = asyncio.get_running_loop().create_task(supervise_browser()) if headless is not None else None
             try:
                 yield
             finally:
+                out.stop_work()
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(BaseException):
                         await task
                 if headless is not None:
                     await headless.stop()
-                channel.close()
+                await shooter.close()
+                await chromium.close()
                 await prepared.server.close()
 
     routes = [
@@ -451,5 +538,15 @@ def build_debug_server(
         *channel.routes(),
         *page.routes(),
     ]
-    out.app = DebugGuard(Starlette(routes=routes, lifespan=lifespan), prepared.security, out.token)
+    inner = TurnScope(Starlette(routes=routes, lifespan=lifespan), chat)
+    out.app = DebugGuard(inner, prepared.security, out.token)
     return out
+
+
+def _bundled_browser() -> bool:
+    """Whether Playwright has a Chromium of its own installed (``playwright install chromium``)."""
+    import os
+    from pathlib import Path
+
+    root = os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or str(Path.home() / ".cache" / "ms-playwright")
+    return Path(root).is_dir() and any(p.name.startswith("chromium") for p in Path(root).iterdir())

@@ -30,8 +30,11 @@
   // The launch token from the console URL skillc debug printed: every route but the page itself
   // refuses requests without it (a header here; EventSource cannot send one, so a query parameter).
   var TOKEN = new URLSearchParams(location.search).get('token') || '';
+  // The signal of the control command being run: its fetches end when the server cancels it.
+  var commandSignal = null;
   function api(path, init) {
     init = init || {};
+    if (commandSignal && !init.signal) init.signal = commandSignal;
     var headers = init.headers || {};
     headers['x-skillc-debug-token'] = TOKEN;
     init.headers = headers;
@@ -354,7 +357,10 @@
   function elementRect(p) {
     // Inside the iframe the coordinates are the device viewport's already: the frame's display
     // scale is a transform outside it, so nothing to remove here.
-    var r = element(p.uid).getBoundingClientRect();
+    var el = element(p.uid);
+    // An element that takes part in no layout (display: none, or inside one) has no box to measure.
+    if (!el.getClientRects().length) throw fail('INSPECTION_FAILED', 'uid ' + p.uid + ' has no layout box (it or an ancestor is display: none)');
+    var r = el.getBoundingClientRect();
     return { uid: p.uid, x: r.x, y: r.y, width: r.width, height: r.height };
   }
 
@@ -404,17 +410,24 @@
     return frames2().then(function () { return scrollInfo(el, uid); });
   }
 
-  function screenshotClip(p) {
+  // The scene the server captures in its own headless page (skillc.server.debugger.screenshot):
+  // the target's document as it stands, the device size and every scroll position. The console's
+  // display scale and its window size play no part, and any browser can run the console.
+  function screenshotScene(p) {
     if (!state.current) throw fail('TARGET_NOT_FOUND', 'nothing is rendered');
-    var fr = frame.getBoundingClientRect(), s = state.scale;
-    // The iframe's content box, in the console page's CSS px (its border is 0).
-    var box = { x: fr.left + window.scrollX, y: fr.top + window.scrollY, width: fr.width, height: fr.height };
-    if (!p.uid) return { clip: box, scale: s };
-    var r = element(p.uid).getBoundingClientRect();
-    var x0 = Math.max(box.x, box.x + r.left * s), y0 = Math.max(box.y, box.y + r.top * s);
-    var x1 = Math.min(box.x + box.width, box.x + r.right * s), y1 = Math.min(box.y + box.height, box.y + r.bottom * s);
-    if (x1 <= x0 || y1 <= y0) throw fail('SCREENSHOT_FAILED', 'uid ' + p.uid + ' is outside the visible viewport (scroll_to it first)');
-    return { clip: { x: x0, y: y0, width: x1 - x0, height: y1 - y0 }, scale: s, uid: p.uid };
+    var doc = frame.contentDocument;
+    if (!doc || !doc.documentElement) throw fail('SCREENSHOT_FAILED', 'the target has no document to capture');
+    if (p.uid) element(p.uid);
+    var scrolls = [];
+    doc.querySelectorAll('[data-uid]').forEach(function (el) {
+      if (el.scrollLeft || el.scrollTop) scrolls.push({ uid: el.getAttribute('data-uid'), x: el.scrollLeft, y: el.scrollTop });
+    });
+    var se = doc.scrollingElement || doc.documentElement;
+    var doctype = doc.doctype ? '<!DOCTYPE ' + doc.doctype.name + '>' : '';
+    return { scene: {
+      html: doctype + doc.documentElement.outerHTML, width: state.viewport.width, height: state.viewport.height,
+      scrollX: se.scrollLeft, scrollY: se.scrollTop, scrolls: scrolls, uid: p.uid || null,
+    } };
   }
 
   function setViewport(p, commandId) {
@@ -426,6 +439,9 @@
     return rerender(commandId).then(function () {
       if (!state.current) return postSnapshot(commandId);
       return null;
+    }, function (e) {
+      // The size is set, but the target does not render at it.
+      throw fail('VIEWPORT_FAILED', 'the current target did not render at ' + state.viewport.width + '×' + state.viewport.height + ': ' + (e.code ? e.code + ': ' : '') + e.message);
     }).then(function () { return { updated: true, viewport: state.viewport }; });
   }
 
@@ -478,7 +494,7 @@
     get_computed_style: computedStyle,
     get_element_rect: elementRect,
     scroll_to: scrollTo,
-    take_screenshot: screenshotClip,
+    take_screenshot: screenshotScene,
     submit_chat_query: function (p, id) { return submitChat(p, p.commandId || id); },
   };
 
@@ -487,14 +503,29 @@
     return api('/__debug/answer', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   }
 
+  // Commands the server cancelled (they ran past its timeout): id -> function that ends the command.
+  var cancels = {}, cancelled = {};
+
   function run(cmd) {
+    if (cancelled[cmd.id]) { delete cancelled[cmd.id]; return Promise.resolve(); }
     var handler = HANDLERS[cmd.name];
+    var ctl = typeof AbortController === 'function' ? new AbortController() : null;
+    var stop = new Promise(function (resolve) { cancels[cmd.id] = function () { if (ctl) ctl.abort(); resolve('cancelled'); }; });
     var p;
+    commandSignal = ctl ? ctl.signal : null;
     try {
       if (!handler) throw fail('INSPECTION_FAILED', 'the console does not know the command ' + cmd.name);
       p = Promise.resolve(handler(cmd.params || {}, cmd.id));
     } catch (e) { p = Promise.reject(e); }
-    return p.then(function (result) { return answer(cmd.id, { ok: true, result: result || {} }); },
+    commandSignal = null;
+    // The queue moves on when the command ends or is cancelled, whichever comes first.
+    var ended = p.then(function (result) { return { result: result }; }, function (e) { return { error: e }; });
+    return Promise.race([ended, stop]).then(function (out) {
+      delete cancels[cmd.id];
+      if (out === 'cancelled') { addConsole('app', 'warn', 'console', cmd.name + ' cancelled: it ran past its timeout'); return null; }
+      if (out.error) return Promise.reject(out.error);
+      return out.result;
+    }).then(function (result) { return answer(cmd.id, { ok: true, result: result || {} }); },
       function (e) {
         var code = e.code || (/^render_/.test(cmd.name) ? 'RENDER_FAILED' : 'INSPECTION_FAILED');
         return answer(cmd.id, { ok: false, error: { code: code, message: String(e.message || e) } });
@@ -519,6 +550,10 @@
     // The server's outbox for this page overflowed: older events were dropped (data.dropped in all).
     es.addEventListener('dropped', function (ev) {
       addConsole('app', 'warn', 'console', 'debug channel: ' + JSON.parse(ev.data).dropped + ' events dropped (the page fell behind)', {});
+    });
+    es.addEventListener('cancel', function (ev) {
+      var id = JSON.parse(ev.data).id;
+      if (cancels[id]) cancels[id](); else cancelled[id] = true;
     });
     es.addEventListener('command', function (ev) {
       var cmd = JSON.parse(ev.data);
