@@ -88,15 +88,23 @@ def legacy(url: str, name: str = "apps-host") -> Client:
 
 
 def own(client: Client) -> Any:
-    """Each client asks for a session of its own (2025-era requests carry no clientInfo to tell
-    them apart): two clients here are two conversations."""
-    return {"skillc/session": f"conversation-of-{client.client_info.name if client.client_info else 'client'}"}
+    """The session this client's last result named, sent back as a host does (docs/serve.md,
+    "Sessions"): each client here is one conversation, and two clients are two."""
+    session = getattr(client, "skillc_session", None)
+    return {"skillc/session": session} if session is not None else None
+
+
+def remember(client: Client, result: Any) -> Any:
+    named = (getattr(result, "meta", None) or {}).get("skillc/session")
+    if isinstance(named, str):
+        client.skillc_session = named  # type: ignore[attr-defined]
+    return result
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any], **kw: Any) -> CallToolResult:
     result = await client.session.call_tool(tool, arguments, allow_input_required=True, meta=own(client), **kw)
     assert isinstance(result, CallToolResult), result
-    return result
+    return cast("CallToolResult", remember(client, result))
 
 
 def ask_in_card(url: str, arguments: dict[str, Any] = ORDER) -> CallToolResult:
@@ -314,7 +322,7 @@ def _elicited(url: str, name: str = "eliciting") -> tuple[str, str]:
 
     async def session() -> tuple[str, str]:
         async with Client(url, elicitation_callback=_never, client_info=Implementation(name=name, version="1")) as c:
-            asked = await c.session.call_tool("confirmOrder", ORDER, allow_input_required=True, meta=own(c))
+            asked = remember(c, await c.session.call_tool("confirmOrder", ORDER, allow_input_required=True))
             assert isinstance(asked, InputRequiredResult), asked
             listed = await c.session.call_tool("searchDrinks", {"keyword": "latte"}, meta=own(c))
             assert isinstance(listed, CallToolResult) and listed.meta is not None

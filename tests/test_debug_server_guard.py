@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from skillc.runtime.config import RuntimeConfig
-from skillc.server.debugger.channel_sse import OUTBOX_MAX, SseConsoleChannel
+from skillc.server.debugger.channel_sse import MAX_CONSOLES, OUTBOX_MAX, SseConsoleChannel
 from skillc.server.debugger.console_page import DebugServer, build_debug_server
 from skillc.server.debugger.guard import MAX_BODY_BYTES, TOKEN_HEADER
 from skillc.server.runner import ServeOptions, prepare
@@ -230,3 +230,29 @@ def test_sse_outboxes_are_bounded_and_count_their_drops() -> None:
     assert hello.startswith("event: hello")
     assert dropped == f"event: dropped\ndata: {json.dumps({'dropped': 9 * OUTBOX_MAX})}\n\n"
     assert json.loads(first.split("data: ", 1)[1])["n"] == 9 * OUTBOX_MAX  # the oldest went, the newest stay
+
+
+def test_open_consoles_are_bounded_and_the_oldest_is_closed() -> None:
+    async def go() -> tuple[int, bool, list[str]]:
+        channel = SseConsoleChannel()
+        consoles = [channel._connect() for _ in range(MAX_CONSOLES + 5)]
+        first = consoles[0]
+
+        class Request:
+            async def is_disconnected(self) -> bool:
+                return False
+
+        async def read() -> list[str]:
+            return [frame async for frame in channel._stream(Request(), first)]  # type: ignore[arg-type]
+
+        # The first console's stream, started after it was closed, says hello and ends at once
+        # (an open one would wait for frames: the deadline only bounds a broken run).
+        try:
+            frames = await asyncio.wait_for(read(), PATIENCE_S)
+        except TimeoutError:
+            frames = ["(still open)"]
+        return len(channel._consoles), first.gone.is_set(), frames
+
+    open_now, closed, frames = asyncio.run(go())
+    assert open_now == MAX_CONSOLES
+    assert closed and [f.split("\n", 1)[0] for f in frames] == ["event: hello"]

@@ -93,7 +93,16 @@ def test_card_view_renders_taps_and_follows_up(page: Any, coffee_server: ServeHa
     assert frame.locator("[data-uid^='0.1.0[']").count() >= 3
     before = drink.evaluate("el => getComputedStyle(el).borderTopColor")
 
-    drink.locator('[data-uid="0.1.0[d02].1"]').click()
+    # Named and reachable as the static HTML is (skillc/backends/html_a11y.py): the drink is a
+    # button, its picture named by the drink; Enter on it is the tap.
+    assert [drink.get_attribute(a) for a in ("role", "tabindex", "aria-label")] == [
+        "button",
+        "0",
+        "燕麦拿铁 Oat Latte ¥32",
+    ]
+    assert frame.locator('[data-uid="0.1.0[d02].0"]').get_attribute("alt") == "燕麦拿铁 Oat Latte"
+    drink.focus()
+    drink.press("Enter")
     badge = frame.locator('[data-uid="0.1.0[d02].2.1.0"]')
     badge.wait_for()
     assert badge.inner_text() == "已选"
@@ -115,7 +124,7 @@ def test_card_view_renders_taps_and_follows_up(page: Any, coffee_server: ServeHa
     assert "ui/notifications/size-changed" in methods
     tool_calls = [f["params"] for f in forwarded if f["method"] == "tools/call"]
     assert tool_calls[0]["name"] == "skillc_card_event"
-    assert tool_calls[0]["arguments"]["nodeId"] == "0.1.0[d02].1"
+    assert tool_calls[0]["arguments"]["nodeId"] == "0.1.0[d02]"  # the focused button itself
     # Every call the view makes runs in its card's session: it carries the one the result named.
     carried = {"skillc/session": result["_meta"]["skillc/session"]}
     assert all(c["_meta"] == carried for c in tool_calls)

@@ -70,7 +70,11 @@ def _given(ctx: click.Context, name: str) -> bool:
     multiple=True,
     help="A tool (its tool name, or SKILL/API) approved without asking (repeatable).",
 )
-@click.option("--no-elicit", is_flag=True, help="Never ask the user for consent (neither by elicitation nor in the card); refuse L3/L4 calls instead.")
+@click.option(
+    "--no-elicit",
+    is_flag=True,
+    help="Never ask the user for consent (neither by elicitation nor in the card); refuse L3/L4 calls instead.",
+)
 @click.option(
     "--timeout",
     "timeout_s",

@@ -63,6 +63,9 @@ CHAT_TIMEOUT_S = 120.0
 MAX_SCREENSHOT_B64 = 8 * 1024 * 1024
 KEEPALIVE_S = 15.0
 OUTBOX_MAX = 256
+# Open consoles at once: each holds an outbox and a stream; a new one past this closes the oldest
+# (a reloaded page's old stream may linger until the server notices it is gone).
+MAX_CONSOLES = 16
 
 # Screenshots: (the console's scene, format, quality) -> {"data": base64 image}.
 Screenshotter = Callable[[dict[str, Any], str, int | None], Awaitable[dict[str, Any]]]
@@ -245,6 +248,10 @@ class SseConsoleChannel:
         return self.answer(snapshot.get("consoleId"), command_id, {"ok": True, "result": snapshot["commandResult"]})
 
     def _connect(self, primary: bool = False) -> _Console:
+        while len(self._order) >= MAX_CONSOLES:
+            oldest = self._consoles[self._order[0]]
+            self._disconnect(oldest)
+            oldest.push(None)  # its stream ends at once, not at the next keepalive
         console = _Console(id=uuid.uuid4().hex[:12], primary=primary)
         self._consoles[console.id] = console
         self._order.append(console.id)

@@ -35,6 +35,7 @@ from skillc.server.debugger.planner import Decision, Message, PlannedCall, Plann
 from skillc.server.debugger.planner_terms import guide_passages
 from skillc.server.debugger.snapshot import ToolCall, TraceEvent
 from skillc.server.results import CARD_META
+from skillc.server.skill_server.consent_card import CONSENT_META
 
 # The header the turn's requests to the skills' MCP carry: the debug server runs them in the turn's
 # CallGroup (turn_scope.TurnScope), so cancelling the turn stops the API calls it caused.
@@ -256,6 +257,11 @@ class ChatSimulator:
         else:
             text = _text(result)
             refused = result.is_error and risky and "approv" in text.lower()  # RUN019: not approved
+            if CONSENT_META in (result.meta or {}):
+                # Asked in the card (docs/serve.md): the console draws no consent control, so the
+                # call did not run; `skillc debug --approve-all` approves as the user would.
+                refused = True
+                text += " (the debug console cannot show the consent control: nothing ran; use --approve-all)"
             record.status = "rejected" if refused else "failed" if result.is_error else "succeeded"
             record.message = text[:MAX_MESSAGE]
         record.updated_at_ms = _now_ms()

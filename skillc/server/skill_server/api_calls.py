@@ -79,6 +79,9 @@ class ApiCalls:
             if isinstance(decision, InputRequiredResult | CallToolResult):
                 if answer is not None and _refusal(decision):
                     answer.outcome, answer.detail = "refused", _first_text(decision)
+                elif answer is not None and isinstance(decision, CallToolResult):
+                    # Asked in the card: like an elicitation, the call waits for the user's answer.
+                    answer.outcome = "input_required"
                 return decision
             if isinstance(decision, Consent):
                 approve, session = decision.approved, decision.session

@@ -25,6 +25,7 @@
   var ATTR_NAME = new RegExp(CONFIG.dom.attrName, 'g')
   var DRAWING_URL = new RegExp(CONFIG.dom.drawingUrl)
   var CLAMP_LINES = new RegExp(CONFIG.dom.clampLines)
+  var ARIA_NAME = new RegExp(CONFIG.dom.ariaName)
   var VIEW_TOOL = 'skillc_card_view'
   var CONSENT_TOOL = 'skillc_consent'
   var CONSENT_META = 'skillc/consent'
@@ -180,6 +181,7 @@
     if (!result.isError && consent && typeof consent.token === 'string') {
       slot = place('consent', into)
       drawConsent(slot, consent, after)
+      slot.session = meta['skillc/session']  // the answer goes back in the session that asked
     } else if (result.isError) {
       slot = place('error', into)
       slot.el.textContent = textOf(result) || 'The tool failed.'
@@ -277,6 +279,57 @@
     slot.el.textContent = ''
     slot.nodes.clear()
     slot.el.appendChild(build(slot, doc.root, null))
+    label(slot.el)
+  }
+
+  // -- accessibility (skillc/backends/html_a11y.py gives the static HTML the same) -------------
+  // A tappable node is a button for assistive tech and agents: role, tabindex, a name from its
+  // aria-label or its text; an image is named by alt / aria-label, else by the text of the
+  // tappable item (or parent) it sits in; aria-hidden or a presentation role keeps alt="".
+
+  // Its text runs joined by one space each (as html_a11y joins them).
+  function spoken (el) {
+    var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT)
+    var parts = []
+    for (var t = walker.nextNode(); t; t = walker.nextNode()) {
+      var text = (t.nodeValue || '').replace(/\s+/g, ' ').trim()
+      if (text) parts.push(text)
+    }
+    return parts.join(' ')
+  }
+
+  function label (root) {
+    root.querySelectorAll('[data-bind-tap],[data-catch-tap]').forEach(function (el) {
+      if (el.tagName === 'BUTTON') return
+      if (!el.hasAttribute('role')) el.setAttribute('role', 'button')
+      el.setAttribute('tabindex', '0')
+      if (!el.getAttribute('aria-label')) {
+        var name = spoken(el)
+        if (name) el.setAttribute('aria-label', name); else el.removeAttribute('aria-label')
+      }
+    })
+    root.querySelectorAll('img[data-uid]').forEach(function (img) {
+      var role = img.getAttribute('role')
+      if (img.getAttribute('aria-hidden') === 'true' || role === 'presentation' || role === 'none') { img.setAttribute('alt', ''); return }
+      var given = img.getAttribute('data-prop-alt') || img.getAttribute('aria-label')
+      if (given) { img.setAttribute('alt', given); return }
+      var scope = img.closest('[data-bind-tap],[data-catch-tap]') || img.parentElement
+      for (var up = 0; scope && up < 4 && !spoken(scope); up++) scope = scope.parentElement
+      img.setAttribute('alt', (scope && nearby(img, scope)) || 'image')
+    })
+  }
+
+  // The first text run after the image in its scope, else the last one before it.
+  function nearby (img, scope) {
+    var walker = document.createTreeWalker(scope, NodeFilter.SHOW_TEXT)
+    var before = null
+    for (var t = walker.nextNode(); t; t = walker.nextNode()) {
+      var text = (t.nodeValue || '').replace(/\s+/g, ' ').trim()
+      if (!text) continue
+      if (img.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING) return text
+      before = text
+    }
+    return before
   }
 
   function build (slot, node, parent) {
@@ -364,7 +417,11 @@
     Object.keys(props).sort().forEach(function (name) {
       if (CONSUMED.indexOf(name) >= 0) return
       var value = props[name]
-      el.setAttribute('data-prop-' + suffix(name), typeof value === 'string' ? value : JSON.stringify(value))
+      var text = typeof value === 'string' ? value : JSON.stringify(value)
+      // aria-* from WXML are real attributes (aria-role: role), as the HTML backend writes them.
+      if (name === 'aria-role') { if (value !== null && value !== undefined) el.setAttribute('role', text); return }
+      if (ARIA_NAME.test(name)) { if (value !== null && value !== undefined) el.setAttribute(name, text); return }
+      el.setAttribute('data-prop-' + suffix(name), text)
     })
     var style = clampStyle(node.style || {})
     Object.keys(style).sort().forEach(function (prop) {
@@ -441,6 +498,7 @@
         }
       }
     })
+    label(slot.el)
     reportSize()
   }
 
@@ -467,6 +525,15 @@
     }
     return false
   }
+
+  // Enter or Space on a focused tappable node is a tap, as for a native button.
+  stack.addEventListener('keydown', function (e) {
+    if (e.key !== 'Enter' && e.key !== ' ') return
+    var target = e.target instanceof Element ? e.target : null
+    if (!target || target.getAttribute('role') !== 'button' || !bound(target) || target.tagName === 'BUTTON') return
+    e.preventDefault()
+    target.click()
+  })
 
   stack.addEventListener('click', function (e) {
     var target = e.target instanceof Element ? e.target.closest('[data-uid]') : null
@@ -801,7 +868,7 @@
     var done = function (result) {
       return showResult(result || {}, asked.after, slot).then(function () { return tellConsent(asked, approve, result) })
     }
-    return request('tools/call', { name: CONSENT_TOOL, arguments: { token: asked.token, approve: approve } }).then(done, function (err) {
+    return request('tools/call', inSession({ sessionId: slot.session }, CONSENT_TOOL, { token: asked.token, approve: approve })).then(done, function (err) {
       return done({ isError: true, content: [{ type: 'text', text: String((err && err.message) || err) }] })
     })
   }
