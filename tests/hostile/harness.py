@@ -116,6 +116,8 @@ class Served:
     url: str
     process: subprocess.Popen[str]
     stderr: list[str] = field(default_factory=list)
+    # The conversation's session, sent back as a host does (docs/serve.md, "Sessions").
+    session: str | None = None
 
     def call(
         self,
@@ -132,6 +134,8 @@ class Served:
             "method": "tools/call",
             "params": {"name": tool, "arguments": arguments or {}},
         }
+        if self.session is not None:
+            body["params"]["_meta"] = {"skillc/session": self.session}  # type: ignore[index]
 
         def trace(event: str, _info: dict[str, Any]) -> None:
             if sent is not None and event == "http11.send_request_body.complete":
@@ -149,6 +153,10 @@ class Served:
                 sent.set()  # also when it failed: nobody waits for a request that never goes
         now = time.monotonic()
         parsed = r.json() if r.headers.get("content-type", "").startswith("application/json") else None
+        result = parsed.get("result") if isinstance(parsed, dict) else None
+        named = (result.get("_meta") or {}).get("skillc/session") if isinstance(result, dict) else None
+        if isinstance(named, str):
+            self.session = named
         return Answer(r.status_code, parsed, now - t0, None if parsed else r.text[:500], now)
 
     def alive(self) -> bool:

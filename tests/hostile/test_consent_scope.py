@@ -3,6 +3,8 @@ forgery), and ``--approve`` names one tool, never a same-named API of another sk
 
 from __future__ import annotations
 
+import base64
+import json
 import subprocess
 import sys
 import time
@@ -48,11 +50,11 @@ def test_a_consent_for_other_arguments_or_another_tool_approves_nothing_and_is_n
     assert policy.answer(api, {"n": 1}, YES, state) is True  # the real call still gets its answer
 
 
-def test_an_expired_consent_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    policy, api = ConsentPolicy(), _api("lab", "secret")
+def test_an_expired_consent_is_refused() -> None:
+    now = [time.time()]
+    policy, api = ConsentPolicy(clock=lambda: now[0]), _api("lab", "secret")
     state = _state(policy, api, {"n": 1})
-    later = time.time() + 601
-    monkeypatch.setattr(time, "time", lambda: later)
+    now[0] += 601
     assert policy.answer(api, {"n": 1}, YES, state) is False
 
 
@@ -73,8 +75,11 @@ def test_a_forged_state_is_refused(forged: str) -> None:
 
 def test_a_state_with_a_later_expiry_spliced_in_is_refused() -> None:
     policy, api = ConsentPolicy(), _api("lab", "secret")
-    nonce, expires, mac = _state(policy, api, {"n": 1}).split(".")
-    assert policy.answer(api, {"n": 1}, YES, f"{nonce}.{int(expires) + 10**9}.{mac}") is False
+    body, mac = _state(policy, api, {"n": 1}).split(".")
+    sealed = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    sealed["expires"] += 10**9
+    spliced = base64.urlsafe_b64encode(json.dumps(sealed).encode()).decode().rstrip("=")
+    assert policy.answer(api, {"n": 1}, YES, f"{spliced}.{mac}") is False
 
 
 def test_approve_names_one_tool_not_every_skill_with_that_api() -> None:
