@@ -438,6 +438,19 @@ class ApiRuntime:
             found = self._risks[spec.name] = api_risk(spec, self.config, self.package)
         return found
 
+    def refuses_arguments(self, api_name: str, arguments: Any) -> bool:
+        """Whether a call of ``api_name`` with ``arguments`` stops at its arguments (RUN010, RUN040,
+        RUN041, RUN081) before consent matters: a server then asks nobody to approve it."""
+        spec = self.package.manifest.api(api_name) if self.package.manifest else None
+        if spec is None or value_depth(arguments, self.depth_limit) > self.depth_limit:
+            return True
+        args = {} if arguments is None else copy_json(arguments)
+        if not isinstance(args, dict):
+            return True
+        args, _replaced = clean(args)
+        check = self._input_check(spec)
+        return bool(check.unsupported or check.problems(args) or uploads_given(check.uploads, args))
+
     def _input_check(self, spec: ApiSpec) -> SchemaCheck:
         check = self._inputs.get(spec.name)
         if check is None:

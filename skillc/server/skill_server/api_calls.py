@@ -70,7 +70,9 @@ class ApiCalls:
         user_did = _user_did(skill.runtime.config.identity.user_did)
         session: str | None = None  # the session a consent was asked in, when the call runs on it
         # An anonymous caller is refused by the runtime (RUN060): nobody is asked to consent first.
-        if api.risk.needs_approval and user_did != ANONYMOUS_USER_DID:
+        # A call its arguments refuse (RUN010) is refused so, without asking anyone to approve it.
+        refused_args = api.risk.needs_approval and skill.runtime.refuses_arguments(api.spec.name, arguments)
+        if api.risk.needs_approval and user_did != ANONYMOUS_USER_DID and not refused_args:
             decision = self._consent(ctx, api, arguments, params)
             if answer is not None:
                 asked = isinstance(decision, InputRequiredResult | CallToolResult) and not _refusal(decision)
