@@ -9,7 +9,6 @@ import asyncio
 import json
 import re
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
+from skillc.runtime.api.audit import AuditLog
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.server.auth.config import AuthConfig
@@ -305,13 +305,17 @@ def test_the_audit_log_names_each_user(
                 assert _text(await client.call_tool("clearNote", {})) == "forgotten"
 
     asyncio.run(session())
-    state = served.prepared.config.state_dir if served.prepared.config else None
-    assert state is not None
-    with sqlite3.connect(state / "state.sqlite3") as db:
-        records = [json.loads(r) for (r,) in db.execute("SELECT record FROM audit")]
-    users = {r["userDid"] for r in records if r["apiName"] == "clearNote"}
+    users = _audited_users(served, "clearNote")
     port = idp.url.rsplit(":", 1)[1]
     assert users == {f"did:web:127.0.0.1%3A{port}:alice-au", f"did:web:127.0.0.1%3A{port}:bob-au"}
+
+
+def _audited_users(handle: ServeHandle, api: str) -> set[str]:
+    """The user DIDs of the audit log's lines for ``api``, from the server's own state store
+    (SQLite or PostgreSQL alike)."""
+    config = handle.prepared.config
+    assert config is not None
+    return {r.user_did for r in AuditLog.of(config).records() if r.api_name == api}
 
 
 # -- the subject as a DID ----------------------------------------------------------------------------
@@ -341,9 +345,7 @@ def test_a_user_claim_names_the_did(idp: IdentityProvider, keys: tuple[KeyPair, 
             return "ok"
 
         asyncio.run(session())
-    with sqlite3.connect(tmp_path / "state.sqlite3") as db:
-        users = {json.loads(r)["userDid"] for (r,) in db.execute("SELECT record FROM audit")}
-    assert users == {"did:example:carol"}
+    assert _audited_users(handle, "clearNote") == {"did:example:carol"}
 
 
 # -- a JWKS file, scopes, introspection ---------------------------------------------------------------
@@ -397,9 +399,7 @@ def test_introspection(idp: IdentityProvider, tmp_path: Path, monkeypatch: pytes
 
         asyncio.run(session())
     assert "opaque-active" in idp.introspected
-    with sqlite3.connect(tmp_path / "state.sqlite3") as db:
-        users = {json.loads(r)["userDid"] for (r,) in db.execute("SELECT record FROM audit")}
-    assert users == {f"did:web:127.0.0.1%3A{idp.url.rsplit(':', 1)[1]}:erin"}
+    assert _audited_users(handle, "clearNote") == {f"did:web:127.0.0.1%3A{idp.url.rsplit(':', 1)[1]}:erin"}
 
 
 # -- without auth: one user, loopback only -------------------------------------------------------------
