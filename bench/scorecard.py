@@ -204,11 +204,11 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_child(cmd: list[str], cwd: Path | None = None) -> tuple[float, float]:
-    """Wall and CPU seconds of one subprocess run (it must exit 0)."""
+def run_child(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of one subprocess run, in ``env`` when given (it must exit 0)."""
     c0 = children_cpu_s()
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, check=False, timeout=600)
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=False, timeout=600)
     wall = time.perf_counter() - t0
     if done.returncode != 0:
         raise RuntimeError(f"{Path(cmd[0]).name} exited {done.returncode}: {done.stderr[:300]!r}")
@@ -732,10 +732,10 @@ def startup_rows(s: Settings) -> list[Row]:
             return {**env, "XDG_CACHE_HOME": str(fresh)}
 
         cases: dict[str, Callable[[], tuple[float, float]]] = {
-            "pass": lambda: run_child_env([py, "-c", "pass"], env),
-            "warm": lambda: run_child_env(check, warm_env),
-            "cold": lambda: run_child_env(check, cold_env()),
-            "import": lambda: run_child_env([py, "-c", "import skillc.cli"], env),
+            "pass": lambda: run_child([py, "-c", "pass"], ROOT, env),
+            "warm": lambda: run_child(check, ROOT, warm_env),
+            "cold": lambda: run_child(check, ROOT, cold_env()),
+            "import": lambda: run_child([py, "-c", "import skillc.cli"], ROOT, env),
         }
         for run in cases.values():  # one warm-up each: bytecode, page cache, the user cache
             run()
@@ -766,17 +766,6 @@ def startup_rows(s: Settings) -> list[Row]:
         ),
         Row("11 start-up: import skillc.cli, s", fig["import"], "python -c pass", floor, "-", None),
     ]
-
-
-def run_child_env(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall and CPU seconds of one subprocess run in ``env`` from the repo root (it must exit 0)."""
-    c0 = children_cpu_s()
-    t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, check=False, timeout=600)
-    wall = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise RuntimeError(f"{Path(cmd[0]).name} exited {done.returncode}: {done.stderr[:300]!r}")
-    return wall, children_cpu_s() - c0
 
 
 # -- the table ----------------------------------------------------------------------------------------------------

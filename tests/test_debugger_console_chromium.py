@@ -9,8 +9,6 @@ import asyncio
 import base64
 import hashlib
 import json
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from importlib.util import find_spec
@@ -22,31 +20,14 @@ from mcp.client import Client
 
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.debugger.channel_sse import HeadlessConsole, SseConsoleChannel, image_size
-from skillc.server.debugger.console_page import DebugServer, build_debug_server
+from skillc.server.debugger.console_page import build_debug_server
 from skillc.server.debugger.errors import DebuggerError
 from skillc.server.runner import ServeOptions, prepare
 from tests.conftest import COFFEE, FIXTURES, require
+from tests.debug_servers import Running, free_port
 
 pytestmark = pytest.mark.chromium
 ORDER_SKILL = FIXTURES / "runtime-lifecycle" / "order-skill"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Running:
-    def __init__(self, debug: DebugServer, port: int) -> None:
-        self.debug = debug
-        self.port = port
-        self.server = debug.uvicorn_server("127.0.0.1", port)
-        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve()), daemon=True)
-
-    @property
-    def mcp_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/__wsd_mcp"
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +37,7 @@ def debug_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     state = tmp_path_factory.mktemp("debug-state")
     prepared = prepare(ServeOptions(paths=(COFFEE, ORDER_SKILL), runtime=RuntimeConfig(state_dir=state)))
     debug = build_debug_server(prepared, browser=True, offline=True)
-    port = _free_port()
+    port = free_port()
     debug.listening("127.0.0.1", port)
     running = Running(debug, port)
     running.thread.start()

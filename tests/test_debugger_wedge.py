@@ -16,7 +16,6 @@ import asyncio
 import base64
 import os
 import signal
-import socket
 import threading
 from collections.abc import Iterator
 from importlib.util import find_spec
@@ -31,10 +30,11 @@ from skillc.runtime.config import RuntimeConfig
 from skillc.server.debugger.browser import HeadlessConsole
 from skillc.server.debugger.channel_sse import image_size
 from skillc.server.debugger.chat import ChatSimulator
-from skillc.server.debugger.console_page import DebugServer, build_debug_server
+from skillc.server.debugger.console_page import build_debug_server
 from skillc.server.debugger.planner import OpenAIPlanner
 from skillc.server.runner import ServeOptions, prepare
 from tests.conftest import COFFEE, FIXTURES, require
+from tests.debug_servers import Running, free_port
 from tests.waiting import PATIENCE_S, wait_until
 
 pytestmark = pytest.mark.chromium
@@ -43,34 +43,12 @@ CHAT_TIMEOUT_S = 3.0
 SPIN = {"query": "/call spinForever {}"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Running:
-    def __init__(self, debug: DebugServer, port: int) -> None:
-        self.debug = debug
-        self.port = port
-        self.server = debug.uvicorn_server("127.0.0.1", port)
-        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve()), daemon=True)
-
-    @property
-    def mcp_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/__wsd_mcp"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=PATIENCE_S)
-
-
 def _start(tmp: Path, *, browser: bool = True, planner: Any = None, **timeouts: float) -> Running:
     require(find_spec("playwright") is not None, "playwright is not installed (pip install 'skillc[debug]')")
     require(HeadlessConsole.executable() is not None, "no chromium on PATH (apt-get install chromium)")
     prepared = prepare(ServeOptions(paths=(COFFEE, WEDGE), runtime=RuntimeConfig(state_dir=tmp)))
     debug = build_debug_server(prepared, browser=browser, offline=True, planner=planner, **timeouts)  # type: ignore[arg-type]
-    port = _free_port()
+    port = free_port()
     debug.listening("127.0.0.1", port)
     running = Running(debug, port)
     running.thread.start()
@@ -206,7 +184,7 @@ def test_a_command_queued_behind_a_chat_past_its_timeout_is_command_timeout(tmp_
 
 def test_a_planner_that_cannot_be_reached_is_chat_submit_failed(tmp_path: Path) -> None:
     """--planner-url naming a port nothing listens on: the turn cannot be decided, the submit fails."""
-    dead = f"http://127.0.0.1:{_free_port()}/v1"
+    dead = f"http://127.0.0.1:{free_port()}/v1"
     running = _start(tmp_path, planner=OpenAIPlanner(dead, "any-model"))
     try:
         failed = call(running.mcp_url, "submit_chat_query", {"query": "a latte please"})

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -34,6 +33,7 @@ from skillc.server.caller import current_caller
 from skillc.server.consent import ConsentPolicy
 from skillc.server.runner import ServeHandle, ServeOptions, UnsafeBind
 from tests.conftest import ROOT
+from tests.debug_servers import free_port
 from tests.identity_provider import (
     INTROSPECTION_CLIENT,
     IdentityProvider,
@@ -55,13 +55,6 @@ ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "appl
 ARTEFACT = re.compile(r"artefact://sha256/[0-9a-f]{64}(?:\?session=[\w-]+)?")
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 ADD = "0.3"  # the counter's +1 button in its Render IR
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +81,7 @@ def _options(state_dir: Path, port: int, auth: AuthConfig | None, **extra: Any) 
 
 @pytest.fixture(scope="module")
 def served(idp: IdentityProvider, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
-    port = _free_port()
+    port = free_port()
     auth = AuthConfig(issuer=idp.url, resource_url=f"http://127.0.0.1:{port}/mcp", jwks_url=idp.jwks_url)
     # Every card's Render IR goes by artefact reference, so each call leaves an artefact.
     options = _options(tmp_path_factory.mktemp("auth-state"), port, auth, inline_document_bytes=16)
@@ -331,7 +324,7 @@ def test_the_subject_becomes_a_did_web_of_the_issuer() -> None:
 
 
 def test_a_user_claim_names_the_did(idp: IdentityProvider, keys: tuple[KeyPair, KeyPair], tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     auth = AuthConfig(issuer=idp.url, resource_url=url, jwks_url=idp.jwks_url, user_claim="user_did")
     with ServeHandle.start(_options(tmp_path, port, auth)) as handle:
@@ -353,7 +346,7 @@ def test_a_user_claim_names_the_did(idp: IdentityProvider, keys: tuple[KeyPair, 
 
 def test_a_jwks_file_and_required_scopes(idp: IdentityProvider, keys: tuple[KeyPair, KeyPair], tmp_path: Path) -> None:
     rsa_key, ec_key = keys
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     jwks_file = write_jwks(tmp_path / "jwks.json", ec_key)  # the EC key only
     auth = AuthConfig(issuer=idp.url, resource_url=url, jwks_file=jwks_file, required_scopes=("notes",))
@@ -371,7 +364,7 @@ def test_a_jwks_file_and_required_scopes(idp: IdentityProvider, keys: tuple[KeyP
 
 def test_introspection(idp: IdentityProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SKILLC_AUTH_CLIENT_SECRET", INTROSPECTION_CLIENT[1])
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     auth = AuthConfig(
         issuer=idp.url, resource_url=url, introspection_url=idp.introspect_url, client_id=INTROSPECTION_CLIENT[0]

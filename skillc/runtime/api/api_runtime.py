@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from skillc.diagnostics import Diagnostic, Span
@@ -401,33 +402,15 @@ class ApiRuntime:
                 "call it with a user DID (skillc call / run / serve --user DID)"
             )
             return chain.fail("RUN060", message, AuditOutcome.REFUSED)
-        depth = value_depth(arguments, self.depth_limit)
-        if depth > self.depth_limit:
-            nested = too_deep(depth, self.depth_limit, at_least=True)
-            message = f"the arguments of {api_name} are too deeply nested: {nested}"
-            return chain.fail("RUN041", message, AuditOutcome.INVALID)
-        args = {} if arguments is None else copy_json(arguments)
-        if not isinstance(args, dict):
-            return chain.fail("RUN010", f"the arguments of {api_name} must be a JSON object", AuditOutcome.INVALID)
-        args, replaced = clean(args)
-        if replaced:
-            note = f"{api_name}: {replaced_note(replaced, 'the arguments')}"
+        checked = self._checked_arguments(api_name, spec, arguments)
+        if checked.replaced:
+            note = f"{api_name}: {replaced_note(checked.replaced, 'the arguments')}"
             chain.diagnostics.append(Diagnostic.make("RUN042", note))
-        check = self._input_check(spec)
-        if check.unsupported:
-            listed = "; ".join(str(u) for u in check.unsupported[:3])
-            message = (
-                f"the inputSchema of {api_name} has a pattern RE2 cannot run (backreference or lookaround?): "
-                f"{listed}; the call is refused"
-            )
-            return chain.fail("RUN040", message, AuditOutcome.INVALID, args)
-        problems = check.problems(args)
-        if problems:
-            listed = "; ".join(str(p) for p in problems[:5])
-            return chain.fail("RUN010", f"invalid arguments for {api_name}: {listed}", AuditOutcome.INVALID, args)
-        uploads = uploads_given(check.uploads, args)
-        if uploads:
-            return chain.fail("RUN081", refusal(api_name, uploads), AuditOutcome.INVALID, args)
+        if checked.refusal is not None:
+            code, message = checked.refusal
+            return chain.fail(code, message, AuditOutcome.INVALID, checked.args)
+        assert checked.args is not None
+        args = checked.args
         chain.args = args
         chain.context = chain.context.model_copy(update={"arguments": args})
         return chain
@@ -442,14 +425,35 @@ class ApiRuntime:
         """Whether a call of ``api_name`` with ``arguments`` stops at its arguments (RUN010, RUN040,
         RUN041, RUN081) before consent matters: a server then asks nobody to approve it."""
         spec = self.package.manifest.api(api_name) if self.package.manifest else None
-        if spec is None or value_depth(arguments, self.depth_limit) > self.depth_limit:
-            return True
-        args = {} if arguments is None else copy_json(arguments)
-        if not isinstance(args, dict):
-            return True
-        args, _replaced = clean(args)
+        return spec is None or self._checked_arguments(api_name, spec, arguments).refusal is not None
+
+    def _checked_arguments(self, api_name: str, spec: ApiSpec, arguments: Any) -> _CheckedArguments:
+        """The arguments as the call chain takes them (copied, lone surrogates replaced, defaults
+        filled), or the refusal (code, message) they earn: depth, shape, inputSchema, uploads."""
+        depth = value_depth(arguments, self.depth_limit)
+        if depth > self.depth_limit:
+            nested = too_deep(depth, self.depth_limit, at_least=True)
+            return _CheckedArguments(refusal=("RUN041", f"the arguments of {api_name} are too deeply nested: {nested}"))
+        copied = {} if arguments is None else copy_json(arguments)
+        if not isinstance(copied, dict):
+            return _CheckedArguments(refusal=("RUN010", f"the arguments of {api_name} must be a JSON object"))
+        args, replaced = clean(copied)
         check = self._input_check(spec)
-        return bool(check.unsupported or check.problems(args) or uploads_given(check.uploads, args))
+        if check.unsupported:
+            listed = "; ".join(str(u) for u in check.unsupported[:3])
+            message = (
+                f"the inputSchema of {api_name} has a pattern RE2 cannot run (backreference or lookaround?): "
+                f"{listed}; the call is refused"
+            )
+            return _CheckedArguments(args, replaced, ("RUN040", message))
+        problems = check.problems(args)
+        if problems:
+            listed = "; ".join(str(p) for p in problems[:5])
+            return _CheckedArguments(args, replaced, ("RUN010", f"invalid arguments for {api_name}: {listed}"))
+        uploads = uploads_given(check.uploads, args)
+        if uploads:
+            return _CheckedArguments(args, replaced, ("RUN081", refusal(api_name, uploads)))
+        return _CheckedArguments(args, replaced)
 
     def _input_check(self, spec: ApiSpec) -> SchemaCheck:
         check = self._inputs.get(spec.name)
@@ -521,6 +525,17 @@ def _clean_console(entries: list[ConsoleEntry]) -> tuple[list[ConsoleEntry], int
             total += n + m + k
         out.append(entry)
     return out, total
+
+
+@dataclass(frozen=True)
+class _CheckedArguments:
+    """What the argument checks made of a call's arguments: ``args`` (None when they could not be
+    read as an object), how many lone surrogates were ``replaced``, and the ``refusal`` (code,
+    message) when the call stops there."""
+
+    args: dict[str, Any] | None = None
+    replaced: int = 0
+    refusal: tuple[str, str] | None = None
 
 
 class _Chain:
