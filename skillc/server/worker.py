@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillc.ir.viewport import Viewport
 from skillc.runtime.config import RuntimeConfig
+from skillc.runtime.state.store import StateError
 from skillc.server.auth.config import AuthConfig
 from skillc.server.consent import ConsentPolicy
 from skillc.server.events import EventLimits
@@ -142,7 +143,11 @@ def main() -> None:
         insecure_no_auth=options.insecure_no_auth,
     )
     check_bind(serve.host, serve.auth, serve.insecure_no_auth)  # the supervisor checked; so does each worker
-    prepared = prepare(serve)
+    try:
+        prepared = prepare(serve)
+    except StateError as err:  # one line the supervisor's log can show, not a traceback
+        sys.stderr.write(f"skillc: error: {err}\n")
+        sys.exit(1)
     try:
         sock = reuseport_socket(options.host, options.port)
     except OSError as err:

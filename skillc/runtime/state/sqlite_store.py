@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,12 +13,14 @@ from pathlib import Path
 from skillc.runtime.state.store import Params, Row, SqliteDialect, StateError, StateStore, Tx
 from skillc.runtime.state.url import StateUrl
 
+BUSY_TIMEOUT_S = 30.0  # how long a statement waits for another process's lock
+
 
 def connect(path: Path) -> sqlite3.Connection:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")  # the CLI, the server and guard processes share the file
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        _wal(conn)  # the CLI, the server and guard processes share the file
         conn.execute("PRAGMA synchronous=NORMAL")
     except (OSError, sqlite3.Error) as err:
         # A state dir under a regular file, a read-only disk, a file that is not a database: one
@@ -25,6 +28,21 @@ def connect(path: Path) -> sqlite3.Connection:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise StateError(f"cannot open the state store {path}: {reason}") from err
     return conn
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL. Processes that open a new file at once (the workers of `serve --workers N`)
+    can meet SQLITE_BUSY here without the busy handler being asked (the switch needs the file to
+    itself), so a locked file is retried until the busy timeout, as any other statement waits."""
+    give_up = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() >= give_up:
+                raise
+            time.sleep(0.05)
 
 
 class _SqliteTx:
