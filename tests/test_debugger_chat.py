@@ -269,7 +269,7 @@ def test_an_l3_tool_without_consent_is_rejected(served: ServeHandle) -> None:
     [call] = turn.tool_calls
     assert call.status == "rejected" and call.requires_user_approval is True
     # The simulator shows cards, so the server asks in the card; the console draws no control.
-    assert "the debug console cannot show the consent control: nothing ran" in (call.message or "")
+    assert "the debug console cannot ask the user: nothing ran; use --approve TOOL" in (call.message or "")
 
 
 def test_a_turn_with_the_openai_planner(served: ServeHandle, completions: FakeCompletions) -> None:

@@ -11,17 +11,12 @@ from typing import TYPE_CHECKING, cast
 import click
 
 from skillc.cli.options import (
-    anonymous_option,
-    caller_did,
+    RuntimeFlags,
     color_option,
     json_alias,
-    login_ttl_option,
     parse_args_json,
-    profile_option,
+    runtime_options,
     state_option,
-    storage_option,
-    storage_seed,
-    user_profile,
 )
 from skillc.cli.output import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, echo_text, use_color
 
@@ -33,8 +28,7 @@ if TYPE_CHECKING:
 @click.argument("skill", type=click.Path(path_type=Path))
 @click.argument("api")
 @click.option("--args", "args_json", default="{}", show_default=True, help="The arguments, as a JSON object.")
-@click.option("--user", "user_did", default=None, help="The caller's user DID (storage is scoped by it).")
-@anonymous_option
+@runtime_options
 @click.option(
     "--token",
     "capability_token",
@@ -42,11 +36,8 @@ if TYPE_CHECKING:
     help="A capability token (the code of an earlier wx.login) the caller presents: wx.checkSession validates it "
     "and wx.request carries it while it is valid.",
 )
-@login_ttl_option
 @click.option("--session", "session_id", default=None, help="The session id wx.modelContext.getSessionId returns.")
 @click.option("--approve", is_flag=True, help="Approve an L3/L4 API for this call (otherwise it is refused).")
-@profile_option
-@storage_option
 @click.option(
     "--payment",
     type=click.Choice(["success", "fail", "cancel"]),
@@ -54,14 +45,6 @@ if TYPE_CHECKING:
     show_default=True,
     help="How the test payment provider answers the call's wx.requestPayment (no money moves).",
 )
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(0, 86400, min_open=True),
-    default=None,
-    help="Seconds for middleware + handler [300].",
-)
-@click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
 @click.option(
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -84,17 +67,11 @@ def call(
     skill: Path,
     api: str,
     args_json: str,
-    user_did: str | None,
-    anonymous: bool,
+    runtime_flags: RuntimeFlags,
     capability_token: str | None,
-    login_ttl_s: float | None,
     session_id: str | None,
     approve: bool,
-    profile_path: Path | None,
-    storage_path: Path | None,
     payment: str,
-    timeout_s: float | None,
-    allow_hosts: tuple[str, ...],
     state_dir: Path | None,
     state_url: str | None,
     fmt: str,
@@ -124,13 +101,11 @@ def call(
     from skillc.frontend.package import load_skill
     from skillc.runtime.api.api_runtime import ApiRuntime
     from skillc.runtime.api.report import render_outcome
-    from skillc.runtime.config import RuntimeConfig, default_state_dir
     from skillc.runtime.host.payment import PaymentOutcome, ScriptedPaymentProvider
 
     arguments = parse_args_json(args_json)
-    user_did = caller_did(user_did, anonymous)
-    profile = user_profile(profile_path)
-    seed = storage_seed(storage_path)
+    user_did = runtime_flags.caller()
+    config = runtime_flags.config(state_dir, state_url, with_user=False)
     sink = DiagnosticSink()
     pkg = load_skill(skill, sink)
     if pkg is None or pkg.manifest is None:
@@ -141,20 +116,11 @@ def call(
         names = ", ".join(a.name for a in pkg.manifest.apis) or "none"
         click.echo(f"skillc: error: {skill} declares no API named {api!r} in mcp.json (APIs: {names})", err=True)
         sys.exit(EXIT_USAGE)
-    config = RuntimeConfig(
-        state_dir=state_dir or default_state_dir(),
-        state_url=state_url,
-        allowed_hosts=allow_hosts,
-        profile=profile,
-        storage_seed=seed,
-    )
-    if login_ttl_s is not None:
-        config = config.model_copy(update={"login_ttl_s": login_ttl_s})
     payments = ScriptedPaymentProvider(cast(PaymentOutcome, payment))
     runtime = ApiRuntime(pkg, config, approver=(lambda _request: True) if approve else None, payments=payments)
     try:
         context = runtime.context(api, user_did=user_did, session_id=session_id, capability_token=capability_token)
-        outcome = runtime.call_blocking(api, arguments, context, timeout_s=timeout_s)
+        outcome = runtime.call_blocking(api, arguments, context, timeout_s=runtime_flags.timeout_s)
     finally:
         runtime.close()
     if not approve:

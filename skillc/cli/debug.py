@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillc.cli.options import probe_port, server_options, storage_option, storage_seed
+from skillc.cli.options import (
+    RuntimeFlags,
+    check_approvals,
+    consent_options,
+    probe_port,
+    runtime_options,
+    server_options,
+)
 from skillc.cli.output import EXIT_USAGE
+
+if TYPE_CHECKING:
+    from skillc.server.consent import ConsentPolicy
 
 
 @click.command()
 @server_options
-@click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking.")
-@storage_option
+@consent_options
+@runtime_options
 @click.option("--no-browser", is_flag=True, help="Do not launch headless Chromium; open the console URL yourself.")
 @click.option(
     "--planner-url",
@@ -36,8 +46,8 @@ def debug(
     port: int,
     state_dir: Path | None,
     state_url: str | None,
-    approve_all: bool,
-    storage_path: Path | None,
+    consent: ConsentPolicy,
+    runtime_flags: RuntimeFlags,
     no_browser: bool,
     planner_url: str | None,
     planner_model: str | None,
@@ -56,17 +66,22 @@ def debug(
     {json}` calls that tool, any other query calls the tool whose name and description share the
     most words with it. --planner-url and --planner-model hand the decisions to a model instead.
 
+    The skills run as under `skillc call` / `skillc serve`, configured by the same options:
+    --allow-host for wx.request, --profile and --storage for the user's data, --user for who
+    calls, --timeout per API call, --state for where state lives, --approve TOOL / --approve-all
+    for L3/L4 calls (the console draws no consent control: without them such a call is refused
+    and the chat says so).
+
     \b
     Examples:
       skillc debug examples/coffee-skill --port 8766
+      skillc debug examples/coffee-skill --allow-host api.example.com --approve confirmOrder
       skillc debug examples/coffee-skill --planner-url https://api.openai.com/v1 --planner-model gpt-4o-mini
     """
     import json
     import os
 
     from skillc.diagnostics import render_text
-    from skillc.runtime.config import RuntimeConfig, default_state_dir
-    from skillc.server.consent import ConsentPolicy
     from skillc.server.debugger.browser import INSTALL_HINT
     from skillc.server.debugger.console_page import build_debug_server
     from skillc.server.debugger.planner import CommandPlanner, OpenAIPlanner, Planner
@@ -83,10 +98,8 @@ def debug(
         paths=paths,
         host=host,
         port=port,
-        runtime=RuntimeConfig(
-            state_dir=state_dir or default_state_dir(), state_url=state_url, storage_seed=storage_seed(storage_path)
-        ),
-        consent=ConsentPolicy(approve_all=approve_all),
+        runtime=runtime_flags.config(state_dir, state_url),
+        consent=consent,
     )
     prepared = prepare(options)
     if prepared.diagnostics:
@@ -94,6 +107,7 @@ def debug(
     if not prepared.server.catalogue.skills:
         click.echo("skillc: error: no skill could be debugged", err=True)
         sys.exit(EXIT_USAGE)
+    check_approvals(consent, prepared.server.catalogue)
     port = probe_port(host, port)
     debug_server = build_debug_server(
         prepared, browser=not no_browser, skill_paths=[str(p) for p in paths], planner=planner

@@ -3,10 +3,12 @@ ranges and help agree from command to command."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,7 +18,8 @@ from skillc.cli.output import EXIT_USAGE, echo_text
 
 if TYPE_CHECKING:
     from skillc.diagnostics import Diagnostic
-    from skillc.runtime.config import UserProfile
+    from skillc.runtime.config import RuntimeConfig, UserProfile
+    from skillc.server.consent import ConsentPolicy
 
 _T = TypeVar("_T")
 
@@ -116,6 +119,139 @@ def storage_seed(path: Path | None) -> dict[str, Any] | None:
     from skillc.runtime.host.storage import read_storage_seed
 
     return _usable(path, read_storage_seed(path), "storage file")
+
+
+# The run-time configuration every command that runs a skill's JavaScript takes (call, serve, debug):
+# one table, so a flag means the same wherever it is given (tests/test_cli_shared_options.py holds
+# each command to it).
+RUNTIME_OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
+    click.option(
+        "--timeout",
+        "timeout_s",
+        type=click.FloatRange(0, 86400, min_open=True),
+        default=None,
+        help="Seconds per API call, middleware + handler [300].",
+    ),
+    click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable)."),
+    profile_option,
+    storage_option,
+    click.option(
+        "--user",
+        "user_did",
+        default=None,
+        help="The caller's user DID: storage, logins and the audit log are scoped by it [did:example:user].",
+    ),
+    anonymous_option,
+    login_ttl_option,
+)
+
+
+@dataclass(frozen=True)
+class RuntimeFlags:
+    """What the RUNTIME_OPTIONS said, as one value (the command's function gets ``runtime_flags``)."""
+
+    timeout_s: float | None
+    allow_hosts: tuple[str, ...]
+    profile_path: Path | None
+    storage_path: Path | None
+    user_did: str | None
+    anonymous: bool
+    login_ttl_s: float | None
+
+    def caller(self) -> str | None:
+        """The ``--user`` / ``--anonymous`` DID (None: the configured one); both is a usage error."""
+        return caller_did(self.user_did, self.anonymous)
+
+    def config(self, state_dir: Path | None, state_url: str | None, *, with_user: bool = True) -> RuntimeConfig:
+        """The RuntimeConfig these flags describe; a bad --profile / --storage file is a usage error.
+        ``with_user=False`` leaves the caller out (``call`` passes it per call instead)."""
+        from skillc.runtime.config import RuntimeConfig, default_state_dir
+
+        config = RuntimeConfig(
+            state_dir=state_dir or default_state_dir(),
+            state_url=state_url,
+            allowed_hosts=self.allow_hosts,
+            profile=user_profile(self.profile_path),
+            storage_seed=storage_seed(self.storage_path),
+        )
+        update: dict[str, Any] = {}
+        if self.timeout_s is not None:
+            update["timeout_s"] = self.timeout_s
+        if self.login_ttl_s is not None:
+            update["login_ttl_s"] = self.login_ttl_s
+        caller = self.caller() if with_user else None
+        if caller is not None:
+            update["identity"] = config.identity.model_copy(update={"user_did": caller})
+        return config.model_copy(update=update) if update else config
+
+
+def runtime_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The RUNTIME_OPTIONS, handed to the command as one ``runtime_flags: RuntimeFlags``."""
+    names = [field.name for field in fields(RuntimeFlags)]
+
+    @functools.wraps(f)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        flags = RuntimeFlags(**{name: kwargs.pop(name) for name in names})
+        return f(*args, runtime_flags=flags, **kwargs)
+
+    for option in reversed(RUNTIME_OPTIONS):
+        command = option(command)
+    return command
+
+
+# Consent for the commands that serve (serve, debug): who approves an L3/L4 call.
+CONSENT_OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
+    click.option(
+        "--approve-all", is_flag=True, help="Approve every L3/L4 call without asking (tests, trusted setups)."
+    ),
+    click.option(
+        "--approve",
+        "approve",
+        multiple=True,
+        help="A tool (its tool name, or SKILL/API) approved without asking (repeatable).",
+    ),
+    click.option(
+        "--no-elicit",
+        is_flag=True,
+        help="Never ask the user for consent (neither by elicitation nor in the card); refuse L3/L4 calls instead.",
+    ),
+)
+
+
+def consent_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--approve-all``, ``--approve TOOL`` and ``--no-elicit``, handed over as ``consent: ConsentPolicy``."""
+
+    @functools.wraps(f)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        from skillc.server.consent import ConsentPolicy
+
+        policy = ConsentPolicy(
+            approve_all=kwargs.pop("approve_all"),
+            approve=frozenset(kwargs.pop("approve")),
+            elicit=not kwargs.pop("no_elicit"),
+        )
+        return f(*args, consent=policy, **kwargs)
+
+    for option in reversed(CONSENT_OPTIONS):
+        command = option(command)
+    return command
+
+
+def check_approvals(consent: ConsentPolicy, catalogue: Any) -> None:
+    """An ``--approve`` that names no served tool is a usage error (a typo, or an API two skills
+    share: never guess), with the tool names it could have meant."""
+    apis = list(catalogue.apis.values())
+    unknown = consent.unknown(apis)
+    if not unknown:
+        return
+    click.echo(
+        f"skillc: error: --approve {', '.join(unknown)}: no served tool has that name "
+        "(use a tool name from the list below, or SKILL/API)",
+        err=True,
+    )
+    for a in apis:
+        click.echo(f"  {a.tool_name}  ({a.skill}/{a.spec.name})", err=True)
+    sys.exit(EXIT_USAGE)
 
 
 STATE_URL_ENV = "SKILLC_STATE_URL"  # the same name as skillc.runtime.config.STATE_URL_ENV, without importing it

@@ -9,22 +9,20 @@ from typing import TYPE_CHECKING
 import click
 
 from skillc.cli.options import (
-    anonymous_option,
+    RuntimeFlags,
     auth_config,
     auth_options,
-    caller_did,
-    login_ttl_option,
+    check_approvals,
+    consent_options,
     probe_port,
-    profile_option,
+    runtime_options,
     server_options,
-    storage_option,
-    storage_seed,
-    user_profile,
     width_option,
 )
 from skillc.cli.output import EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
+    from skillc.server.consent import ConsentPolicy
     from skillc.server.runner import Prepared, ServeOptions
 
 
@@ -63,31 +61,8 @@ def _given(ctx: click.Context, name: str) -> bool:
     help="Serve over stdin/stdout (the MCP stdio transport) instead of HTTP: JSON-RPC on stdout, "
     "every other line on stderr; closing stdin stops the server. Not with --host/--port.",
 )
-@click.option("--approve-all", is_flag=True, help="Approve every L3/L4 call without asking (tests, trusted setups).")
-@click.option(
-    "--approve",
-    "approve",
-    multiple=True,
-    help="A tool (its tool name, or SKILL/API) approved without asking (repeatable).",
-)
-@click.option(
-    "--no-elicit",
-    is_flag=True,
-    help="Never ask the user for consent (neither by elicitation nor in the card); refuse L3/L4 calls instead.",
-)
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(0, 86400, min_open=True),
-    default=None,
-    help="Seconds per API call [300].",
-)
-@click.option("--allow-host", "allow_hosts", multiple=True, help="A host wx.request may reach (repeatable).")
-@profile_option
-@storage_option
-@click.option("--user", "user_did", default=None, help="The user DID every call is made as [did:example:user].")
-@anonymous_option
-@login_ttl_option
+@consent_options
+@runtime_options
 @width_option("The card width in px (750rpx).")
 @click.option(
     "--strict-output",
@@ -156,16 +131,8 @@ def serve(
     state_dir: Path | None,
     state_url: str | None,
     stdio: bool,
-    approve_all: bool,
-    approve: tuple[str, ...],
-    no_elicit: bool,
-    timeout_s: float | None,
-    allow_hosts: tuple[str, ...],
-    profile_path: Path | None,
-    storage_path: Path | None,
-    user_did: str | None,
-    anonymous: bool,
-    login_ttl_s: float | None,
+    consent: ConsentPolicy,
+    runtime_flags: RuntimeFlags,
     width: int,
     strict_output: bool,
     no_ui_control: bool,
@@ -213,7 +180,7 @@ def serve(
       skillc serve examples/coffee-skill --host 0.0.0.0 --resource-url https://mcp.example.com/mcp \\
         --auth-issuer https://auth.example.com --auth-jwks https://auth.example.com/jwks.json
     """
-    caller = caller_did(user_did, anonymous)
+    caller = runtime_flags.caller()
     if stdio:
         given = [flag for name, flag in _HTTP_ONLY.items() if _given(ctx, name)]
         if given:
@@ -230,9 +197,7 @@ def serve(
 
     from skillc.diagnostics import render_text
     from skillc.ir.viewport import Viewport
-    from skillc.runtime.config import RuntimeConfig, default_state_dir
     from skillc.server import request_log
-    from skillc.server.consent import ConsentPolicy
     from skillc.server.events import EventLimits
     from skillc.server.runner import ServeOptions, banner, endpoint_url, prepare, serve_foreground
 
@@ -266,25 +231,13 @@ def serve(
             # Each request runs as its token's user: one configured user would be silently ignored.
             click.echo("skillc: error: --user / --anonymous cannot be given with --auth-issuer", err=True)
             sys.exit(EXIT_USAGE)
-    runtime = RuntimeConfig(
-        state_dir=state_dir or default_state_dir(),
-        state_url=state_url,
-        allowed_hosts=allow_hosts,
-        profile=user_profile(profile_path),
-        storage_seed=storage_seed(storage_path),
-    )
-    if timeout_s is not None:
-        runtime = runtime.model_copy(update={"timeout_s": timeout_s})
-    if caller is not None:
-        runtime = runtime.model_copy(update={"identity": runtime.identity.model_copy(update={"user_did": caller})})
-    if login_ttl_s is not None:
-        runtime = runtime.model_copy(update={"login_ttl_s": login_ttl_s})
+    runtime = runtime_flags.config(state_dir, state_url)
     options = ServeOptions(
         paths=paths,
         host=host,
         port=port,
         runtime=runtime,
-        consent=ConsentPolicy(approve_all=approve_all, approve=frozenset(approve), elicit=not no_elicit),
+        consent=consent,
         viewport=Viewport(width=width),
         dns_rebinding_protection=dns_rebinding_protection,
         allowed_hosts=allowed_hosts,
@@ -303,18 +256,7 @@ def serve(
     if not catalogue.apis:
         click.echo("skillc: error: no skill could be served", err=True)
         sys.exit(EXIT_USAGE)
-    unknown = options.consent.unknown(list(catalogue.apis.values())) if options.consent else []
-    if unknown:
-        # An --approve that names nothing is a typo or an API two skills share: never guess.
-        names = ", ".join(unknown)
-        click.echo(
-            f"skillc: error: --approve {names}: no served tool has that name "
-            "(use a tool name from the list below, or SKILL/API)",
-            err=True,
-        )
-        for a in catalogue.apis.values():
-            click.echo(f"  {a.tool_name}  ({a.skill}/{a.spec.name})", err=True)
-        sys.exit(EXIT_USAGE)
+    check_approvals(consent, catalogue)
     for skill in catalogue.skills:
         tools = [a.tool_name for a in catalogue.apis.values() if a.skill == skill.package.name]
         click.echo(f"serving {skill.package.name} ({skill.display}): {', '.join(tools)}", err=True)

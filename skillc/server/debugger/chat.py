@@ -43,6 +43,8 @@ TURN_HEADER = "x-skillc-debug-turn"
 MAX_ROUNDS = 4
 MAX_MESSAGE = 500  # characters of a result kept in a tool call's message
 APPROVAL_RISKS = ("L3", "L4")
+# Appended to a refused L3/L4 call: the console has no consent control, the flags approve instead.
+_NOT_ASKED = "the debug console cannot ask the user: nothing ran; use --approve TOOL or --approve-all"
 
 
 class ChatError(Exception):
@@ -257,11 +259,12 @@ class ChatSimulator:
         else:
             text = _text(result)
             refused = result.is_error and risky and "approv" in text.lower()  # RUN019: not approved
-            if CONSENT_META in (result.meta or {}):
-                # Asked in the card (docs/serve.md): the console draws no consent control, so the
-                # call did not run; `skillc debug --approve-all` approves as the user would.
+            asked_in_card = CONSENT_META in (result.meta or {})
+            if refused or asked_in_card:
+                # The console draws no consent control and asks no one, so the call did not run;
+                # `skillc debug --approve TOOL` / `--approve-all` approve as the user would.
                 refused = True
-                text += " (the debug console cannot show the consent control: nothing ran; use --approve-all)"
+                text += f" ({_NOT_ASKED})"
             record.status = "rejected" if refused else "failed" if result.is_error else "succeeded"
             record.message = text[:MAX_MESSAGE]
         record.updated_at_ms = _now_ms()
