@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
+import threading
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -19,11 +22,13 @@ from skillc.frontend.package import load_skill
 from skillc.runtime.api import guard
 from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.api.audit import AuditLog
+from skillc.runtime.api.cancel import CallGroup, calls_in
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApprovalRequest, AuditOutcome
 from skillc.runtime.sandbox.native import self_check
 
 from .conftest import COFFEE, ROOT
+from .waiting import PATIENCE_S, bound_for, wait_until
 
 
 def make_runtime(skill: Path, state: Path, **kw: Any) -> ApiRuntime:
@@ -400,6 +405,49 @@ def test_the_process_guard_runs_calls_and_kills_at_the_deadline(tmp_path: Path) 
     stopped = spin.call_blocking("spin", {}, timeout_s=0.3)
     spin.close()
     assert [d.code for d in stopped.diagnostics] == ["RUN012"]
+
+
+def test_a_cancelled_call_kills_its_guard_process_at_once(tmp_path: Path) -> None:
+    """A call group cancelled from outside (a debugger turn that timed out, a server that stops)
+    ends a call running in a guard process now, not at the call's own 300 s deadline."""
+    spin = make_runtime(ROOT / "tests/fixtures/hostile/infinite-loop", tmp_path, deadline_mode="process")
+    group = CallGroup()
+    outcomes: list[Any] = []
+
+    def run() -> None:
+        with calls_in(group):
+            outcomes.append(spin.call_blocking("spin", {}, timeout_s=300))
+
+    worker = threading.Thread(target=run, daemon=True)
+    try:
+        worker.start()
+        wait_until(lambda: group.running == 1 and _guard_children(), PATIENCE_S, "the guard process to run")
+        assert group.cancel() == 1
+        worker.join(bound_for(10))  # far below the call's own 300 s
+        assert not worker.is_alive(), "the cancelled call still runs"
+        [stopped] = outcomes
+        assert [d.code for d in stopped.diagnostics] == ["RUN012"]
+        wait_until(lambda: not _guard_children(), PATIENCE_S, "the guard process to be gone")
+    finally:
+        for pid in _guard_children():  # a failed test must not wait out the 300 s
+            os.kill(pid, signal.SIGKILL)
+        worker.join(PATIENCE_S)
+        spin.close()
+
+
+def _guard_children() -> list[int]:
+    """The pids of this process's guard children that still run (not yet reaped zombies)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+            cmdline = (status.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        mine = fields.get("PPid", "").strip() == str(os.getpid()) and b"skillc.runtime.api.guard" in cmdline
+        if mine and not fields.get("State", "").startswith("Z"):
+            found.append(int(status.parent.name))
+    return found
 
 
 def _slow_guard_start(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:

@@ -495,7 +495,9 @@ class ApiRuntime:
         self, api_name: str | None, args: dict[str, Any], ctx: ApiCallContext, deadline: Deadline, guarded: bool
     ) -> VmRun:
         if guarded:
-            return run_guarded(make_job(self.code, api_name, args, ctx, self.config, deadline.remaining()))
+            return run_guarded(
+                make_job(self.code, api_name, args, ctx, self.config, deadline.remaining()), deadline.tripped
+            )
         loop = self._host_loop.loop
         return run_api(
             self.code,

@@ -71,9 +71,10 @@ def make_job(
     )
 
 
-def run_guarded(job: GuardJob) -> VmRun:
-    """Run one call in a child process; kill it ``job.seconds`` after it started (plus a grace).
-    Blocks the calling thread."""
+def run_guarded(job: GuardJob, cancelled: threading.Event | None = None) -> VmRun:
+    """Run one call in a child process; kill it ``job.seconds`` after it started (plus a grace),
+    or as soon as ``cancelled`` is set (the call's deadline tripped from outside: a cancelled
+    debugger turn, a server that stops). Blocks the calling thread."""
     child = subprocess.Popen(
         _command(),
         stdin=subprocess.PIPE,
@@ -85,18 +86,37 @@ def run_guarded(job: GuardJob) -> VmRun:
         child.communicate()
         message = f"the guard process did not start within {START_TIMEOUT_S:g} s"
         return VmRun(state="fault", fault="error", error=JsError(name="InternalError", message=message))
+    finished = threading.Event()
+    if cancelled is not None:
+        threading.Thread(target=_kill_when, args=(child, cancelled, finished), daemon=True).start()
     try:
         out, err = child.communicate(job.model_dump_json().encode(), timeout=job.seconds + KILL_GRACE_S)
     except subprocess.TimeoutExpired:
         child.kill()
         child.communicate()
-        return VmRun(state="fault", fault="timeout", error=JsError(name="InternalError", message="interrupted"))
+        return _INTERRUPTED
+    finally:
+        finished.set()
+    if cancelled is not None and cancelled.is_set():
+        return _INTERRUPTED
     try:
         return VmRun.model_validate_json(out)
     except ValidationError:
         tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         message = f"the guard process failed (exit code {child.returncode}) {tail[0]}".strip()
         return VmRun(state="fault", fault="error", error=JsError(name="InternalError", message=message))
+
+
+_INTERRUPTED = VmRun(state="fault", fault="timeout", error=JsError(name="InternalError", message="interrupted"))
+CANCEL_POLL_S = 0.05  # how soon a cancelled call's guard process is killed
+
+
+def _kill_when(child: subprocess.Popen[bytes], cancelled: threading.Event, finished: threading.Event) -> None:
+    """Kill ``child`` once ``cancelled`` is set, unless the call finished first."""
+    while not finished.is_set():
+        if cancelled.wait(CANCEL_POLL_S):
+            child.kill()
+            return
 
 
 def _command() -> list[str]:
