@@ -155,13 +155,14 @@ def test_the_whole_order_plays_in_one_view(approving: ServeHandle, apps_browser:
             'On the coffee-skill card the user said: "我要一杯燕麦拿铁 Oat Latte". The card called confirmOrder'
         )
         assert "payOrder" in told[1] and "returned" in told[1]
+        assert told[1].startswith(told[0].split("\n")[0])  # one summary: the earlier line is still there
 
-        # Dark: the live cards are rendered again in the dark scheme (the expired list keeps its look).
+        # Dark: every card is rendered again in the dark scheme, the expired list too (under its veil).
         light = _background(view, PAYMENT)
         assert light == "rgb(255, 255, 255)"
         host.set_theme("dark")
         host.wait_for(
-            "() => window.appsHost.snapshot().toolCalls.filter(c => c.name === 'skillc_card_view').length >= 2"
+            "() => window.appsHost.snapshot().toolCalls.filter(c => c.name === 'skillc_card_view').length >= 3"
         )
         view.locator(f'{PAYMENT} > [data-uid="root"] > [data-uid="0"]').wait_for()
         frame = host.content_frame(0)
@@ -171,6 +172,9 @@ def test_the_whole_order_plays_in_one_view(approving: ServeHandle, apps_browser:
         )
         assert _background(view, PAYMENT) == "rgb(28, 23, 20)"  # #1c1714 from the skill's dark @media
         assert _background(view, ORDER) == "rgb(28, 23, 20)"
+        expired = view.locator(f'{DRINK_LIST} > [data-uid="root"] > [data-uid="0"]')
+        assert "42, 33, 27" in expired.evaluate("el => getComputedStyle(el).backgroundImage")
+        assert view.locator(f"{DRINK_LIST} .skillc-expired").count() == 1
         after = calls.counts  # restyling runs no skill code
         assert (after["confirmOrder"], after["payOrder"], after["skillc_card_event"]) == (1, 1, 2)
 

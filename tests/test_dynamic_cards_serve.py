@@ -53,9 +53,11 @@ def test_the_update_tools_are_app_only_and_only_with_a_dynamic_component(pickup_
 
     tools = run(session())
     for name in ("skillc_card_updates", "skillc_card_visibility"):
-        assert tools[name].meta == {"ui": {"visibility": ["app"]}}
-    assert set(tools["skillc_card_updates"].input_schema["properties"]) == {"cardId", "since"}
-    assert set(tools["skillc_card_visibility"].input_schema["properties"]) == {"cardId", "visible", "since"}
+        meta = tools[name].meta or {}
+        assert meta["ui"] == {"visibility": ["app"]} and meta["openai/visibility"] == "private"
+    # session: the card's, for a bridge whose calls carry no _meta (docs/serve.md, "Sessions")
+    assert set(tools["skillc_card_updates"].input_schema["properties"]) == {"cardId", "since", "session"}
+    assert set(tools["skillc_card_visibility"].input_schema["properties"]) == {"cardId", "visible", "since", "session"}
     assert set(tools["skillc_card_updates"].output_schema["properties"]) == {
         "cardId",
         "cursor",

@@ -272,7 +272,10 @@ def test_two_users_do_not_reach_each_others_cards_events_or_artefacts(
             copied = {"skillc/session": meta["skillc/session"]}
             tap = await b.call_tool("skillc_card_event", {"cardId": card_id, "nodeId": ADD}, meta=copied)
             view = await b.call_tool("skillc_card_view", {"cardId": card_id, "colorScheme": "dark"}, meta=copied)
-            out["card tools"] = [(r.is_error, _text(r)) for r in (tap, view)]
+            # Nor as the argument a bridge without _meta passes it in.
+            argued = {"cardId": card_id, "nodeId": ADD, "session": meta["skillc/session"]}
+            passed = await b.call_tool("skillc_card_event", argued)
+            out["card tools"] = [(r.is_error, _text(r)) for r in (tap, view, passed)]
         return out
 
     out = asyncio.run(session())
@@ -284,6 +287,7 @@ def test_two_users_do_not_reach_each_others_cards_events_or_artefacts(
     assert out["card tools"] == [
         (True, f"skillc_card_event: denied: card {out['card id']} belongs to another user"),
         (True, f"skillc_card_view: denied: card {out['card id']} belongs to another user"),
+        (True, f"skillc_card_event: denied: card {out['card id']} belongs to another user"),
     ]
 
 

@@ -127,9 +127,11 @@ def test_python_client_lists_calls_and_reads(coffee_server: ServeHandle, mode: s
             assert tools["confirmOrder"].annotations is not None
             assert tools["confirmOrder"].annotations.read_only_hint is False
             event_tool = tools["skillc_card_event"]
-            assert event_tool.meta == {"ui": {"visibility": ["app"]}}
-            assert tools["skillc_card_view"].meta == {"ui": {"visibility": ["app"]}}
-            assert tools["skillc_consent"].meta == {"ui": {"visibility": ["app"]}}
+            # MCP Apps' key, and OpenAI's mirror of it (skillc/server/host_meta.py)
+            app_only = {"ui": {"visibility": ["app"]}, "openai/widgetAccessible": True, "openai/visibility": "private"}
+            assert event_tool.meta == app_only
+            assert tools["skillc_card_view"].meta == app_only
+            assert tools["skillc_consent"].meta == app_only
 
             result = await client.call_tool("searchDrinks", {"keyword": "latte"})
             assert result.is_error is False
@@ -154,9 +156,12 @@ def test_python_client_lists_calls_and_reads(coffee_server: ServeHandle, mode: s
             assert contents.mime_type == "text/html;profile=mcp-app"
             html = getattr(contents, "text", "")
             assert html.startswith("<!DOCTYPE html>") and "ui/initialize" in html and "applyPatches" in html
-            assert contents.meta == {
-                "ui": {"prefersBorder": True, "csp": {"resourceDomains": ["https://img.morningbeans.example"]}}
+            assert contents.meta is not None
+            assert contents.meta["ui"] == {
+                "prefersBorder": True,
+                "csp": {"resourceDomains": ["https://img.morningbeans.example"]},
             }
+            assert contents.meta["openai/widgetCSP"]["resource_domains"] == ["https://img.morningbeans.example"]
 
     run(session())
 

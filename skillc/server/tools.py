@@ -24,6 +24,7 @@ from skillc.frontend.package import SkillPackage
 from skillc.ir.events import EVENT_NAMES, EventName
 from skillc.runtime.cards.card_models import CardEventView, CardUpdatesView
 from skillc.runtime.contracts import RiskLevel
+from skillc.server.host_meta import with_host_keys
 from skillc.server.registry import output_schema
 
 __all__ = [
@@ -120,7 +121,7 @@ def tool_for(api: ServedApi, *, strict_output: bool = False) -> Tool:
         input_schema=spec.input_schema,
         output_schema=spec.output_schema if strict_output else None,
         annotations=annotations,
-        _meta=meta,
+        _meta=with_host_keys(meta),
     )
 
 
@@ -146,6 +147,11 @@ def tool_title(api: ServedApi) -> str:
     return title
 
 
+# A host whose bridge cannot put _meta on a view's tools/call (OpenAI's window.openai.callTool
+# takes a name and arguments only) gets the card's session capability here instead.
+_SESSION_ARG = "the card's session (_meta['skillc/session']), for hosts whose view calls carry no _meta"
+
+
 # The card-event tool's inputSchema is generated from this model, its event enum from the ir table.
 class CardEventArgs(BaseModel):
     """A user event on one node of a card."""
@@ -153,6 +159,7 @@ class CardEventArgs(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     card_id: str = Field(description="the card the event happened on")
+    session: str | None = Field(None, description=_SESSION_ARG)
     node_id: str = Field(description="the Render IR id of the innermost node that was tapped")
     event: EventName = "tap"
     detail: dict[str, Any] | None = Field(None, description="event.detail (image size for load, errMsg for error)")
@@ -186,7 +193,7 @@ def _app_only_tool(
         input_schema=args.model_json_schema(by_alias=True),
         output_schema=output_schema(output) if output is not None else None,
         annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=False, open_world_hint=False),
-        _meta={"ui": {"visibility": ["app"]}},
+        _meta=with_host_keys({"ui": {"visibility": ["app"]}}),
     )
 
 
@@ -207,6 +214,7 @@ class CardViewArgs(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     card_id: str = Field(description="the card to show")
+    session: str | None = Field(None, description=_SESSION_ARG)
     color_scheme: Literal["light", "dark"] | None = Field(None, description="the host theme (hostContext.theme)")
     width: int | None = Field(None, ge=120, le=4096, description="the container width in px")
 
@@ -241,6 +249,7 @@ class CardUpdatesArgs(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     card_id: str = Field(description="the dynamic card to read")
+    session: str | None = Field(None, description=_SESSION_ARG)
     since: str | None = Field(
         None, max_length=100, description="the cursor the view's copy is at (none: the whole card again)"
     )
@@ -271,6 +280,7 @@ class CardVisibilityArgs(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     card_id: str = Field(description="the dynamic card shown or hidden")
+    session: str | None = Field(None, description=_SESSION_ARG)
     visible: bool = Field(description="false: its timers pause; true: they resume with the time they had left")
     since: str | None = Field(None, max_length=100, description="as for skillc_card_updates: what changed after it")
 

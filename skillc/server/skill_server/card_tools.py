@@ -31,10 +31,12 @@ class CardTools:
         skills: ServedSkills,
         observe: Callable[[str, str, list[ConsoleEntry]], None],
         session_of: Callable[[ServerRequestContext[Any]], str],
+        verify_session: Callable[[object], bool] = lambda _value: False,
     ) -> None:
         self._skills = skills
         self._observe = observe
         self._session_of = session_of
+        self._verify = verify_session  # whether a session capability is the running caller's
 
     async def event(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
         found = await self._card_skill_for(ctx, params.name, CardEventArgs.parse(params.arguments))
@@ -100,6 +102,9 @@ class CardTools:
             owner = view.session_id if view is not None else None
         if name is None or owner is None:
             return error_result(f"no card {args.card_id} is known to this server")
-        if not hmac.compare_digest(owner, self._session_of(ctx)):
+        # The session an argument names counts only when it verifies for this caller, exactly as
+        # one in _meta does (a host whose bridge cannot send _meta passes it so).
+        session = args.session if args.session is not None and self._verify(args.session) else self._session_of(ctx)
+        if not hmac.compare_digest(owner, session):
             return error_result(f"{tool}: denied: card {args.card_id} belongs to another user")
         return args, name

@@ -33,6 +33,7 @@ from skillc.server.artefacts import resource_template as artefact_template
 from skillc.server.catalog import Catalogue
 from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor, descriptor_read, descriptor_resource
 from skillc.server.events import EVENTS_URI_TEMPLATE, EventHub, EventUriError, parse_events_uri
+from skillc.server.host_meta import view_resource_meta
 from skillc.server.skill_docs import SKILL_MD_MIME
 from skillc.server.skill_server.served import ServedSkills
 from skillc.server.tools import APP_MIME_TYPE, HANDOFF_VIEW
@@ -131,13 +132,9 @@ class SkillResources:
         if found is None:
             raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
         skill, path = found
-        ui: dict[str, Any] = {"prefersBorder": True}
-        domains = self._skills.by_name[skill].resource_domains
-        if domains:
-            ui["csp"] = {"resourceDomains": domains}
-        contents = TextResourceContents(
-            uri=uri, mime_type=APP_MIME_TYPE, text=view_html(skill, path, uri), _meta={"ui": ui}
-        )
+        # MCP Apps' _meta.ui and the same in OpenAI's keys (skillc/server/host_meta.py).
+        meta = view_resource_meta(self._skills.by_name[skill].resource_domains, _view_description(skill, path))
+        contents = TextResourceContents(uri=uri, mime_type=APP_MIME_TYPE, text=view_html(skill, path, uri), _meta=meta)
         return ReadResourceResult(contents=[contents])
 
     async def list_resource_templates(
@@ -173,3 +170,8 @@ class SkillResources:
             description=doc.description,
             messages=[PromptMessage(role="user", content=TextContent(text=doc.text))],
         )
+
+
+def _view_description(skill: str, path: str) -> str:
+    card = "handoff card" if path == HANDOFF_VIEW else f"{path.split('/')[1]} card"
+    return f"The {skill} {card}: a WeChat AI-mode card, rendered from the tool result and tappable."

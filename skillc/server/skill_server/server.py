@@ -156,7 +156,7 @@ class SkillServer:
             catalogue,
             strict_output=strict_output,
             calls=self._calls,
-            cards=CardTools(self._skills, self.observe, self.session_of),
+            cards=CardTools(self._skills, self.observe, self.session_of, self.sessions.verify),
             ui_control=UiControlWiring(catalogue, self._skills, self._calls) if available else None,
             session_of=self.session_of,
         )

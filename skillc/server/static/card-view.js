@@ -11,6 +11,11 @@
 // could call the same tool again (a second payment). Only a follow-up without api/call blocks, or
 // a host that cannot call tools, becomes a ui/message.
 //
+// Two bridges (docs/serve.md, "Hosts"): the MCP Apps one (JSON-RPC over postMessage: Claude, VS
+// Code, ChatGPT's MCP Apps mode) and OpenAI's window.openai runtime, when the host injected it
+// before this script ran. Either way the host's theme is known before anything is shown, and a
+// card is shown only once it is in that theme, so a dark host never sees a light frame.
+//
 // The node -> DOM mapping is the HTML backend's (skillc/backends/html_backend.py), so a card
 // looks the same here as in `skillc render --backend html`; its tables arrive as CONFIG.dom.
 (function () {
@@ -27,6 +32,15 @@
   var CLAMP_LINES = new RegExp(CONFIG.dom.clampLines)
   var ARIA_NAME = new RegExp(CONFIG.dom.ariaName)
   var VIEW_TOOL = 'skillc_card_view'
+  // window.openai.callTool carries no _meta: these app-only tools take the card's session as an argument.
+  var SESSION_ARG_TOOLS = { skillc_card_event: 1, skillc_card_view: 1, skillc_card_updates: 1, skillc_card_visibility: 1 }
+  var OPENAI = window.openai && typeof window.openai === 'object' ? window.openai : null
+  // A host that injects window.openai may speak MCP Apps too (ChatGPT does): MCP Apps is used when
+  // the host answers ui/initialize within this long, window.openai otherwise.
+  var OPENAI_INIT_WAIT_MS = 1000
+  var viaOpenAI = false // the bridge in use is window.openai (decided once, at start)
+  var MODEL_EVENTS = 20 // what the user did on the cards, the last ones, in the model's summary
+  var SUMMARY_TEXT = 300 // characters of each card's text in the model's summary
   var CONSENT_TOOL = 'skillc_consent'
   var CONSENT_META = 'skillc/consent'
   // The server caps a card event's actions (RuntimeConfig.card_max_actions); the view never runs
@@ -45,6 +59,8 @@
     pending: new Map(),
     hostContext: {},
     hostCapabilities: {},
+    told: [], // what the user did on the cards, oldest first: the model's summary repeats them all
+    shownMeta: null, // window.openai: the toolResponseMetadata already shown
     ready: false
   }
 
@@ -53,6 +69,7 @@
   function post (message) { window.parent.postMessage(Object.assign({ jsonrpc: '2.0' }, message), '*') }
 
   function request (method, params) {
+    if (viaOpenAI) return openaiRequest(method, params)
     var id = state.nextId++
     return new Promise(function (resolve, reject) {
       state.pending.set(id, { resolve: resolve, reject: reject })
@@ -60,7 +77,73 @@
     })
   }
 
-  function notify (method, params) { post({ method: method, params: params || {} }) }
+  function notify (method, params) {
+    if (viaOpenAI) { openaiNotify(method, params || {}); return }
+    post({ method: method, params: params || {} })
+  }
+
+  // -- window.openai (OpenAI's Apps SDK runtime): the same requests, in its words ------------------
+
+  function openaiRequest (method, params) {
+    var o = OPENAI
+    var call = function (fn, arg) {
+      if (typeof o[fn] !== 'function') return Promise.reject(new Error('This host has no window.openai.' + fn))
+      try { return Promise.resolve(o[fn](arg)) } catch (err) { return Promise.reject(err) }
+    }
+    switch (method) {
+      case 'tools/call': {
+        var args = Object.assign({}, params.arguments || {})
+        var session = params._meta && params._meta['skillc/session']
+        if (session && SESSION_ARG_TOOLS[params.name]) args.session = session
+        if (typeof o.callTool !== 'function') return Promise.reject(new Error('This host has no window.openai.callTool'))
+        return Promise.resolve(o.callTool(params.name, args))
+      }
+      case 'ui/update-model-context': {
+        var text = (params.content || []).map(function (b) { return b.text }).join('\n')
+        // The widget state is what the model sees of a widget: one summary, replaced as a whole.
+        return call('setWidgetState', { modelContent: text, privateContent: params.structuredContent || null }).then(function () { return {} })
+      }
+      case 'ui/message':
+        return call('sendFollowUpMessage', { prompt: (params.content || []).map(function (b) { return b.text }).join('\n') }).then(function () { return {} })
+      case 'ui/open-link':
+        return call('openExternal', { href: params.url }).then(function () { return {} })
+      default:
+        return Promise.reject(new Error('window.openai has no ' + method))
+    }
+  }
+
+  function openaiNotify (method, params) {
+    if (method === 'ui/notifications/size-changed' && typeof OPENAI.notifyIntrinsicHeight === 'function') OPENAI.notifyIntrinsicHeight(params.height)
+  }
+
+  // The host context an MCP Apps host would send, from window.openai's globals.
+  function openaiContext (globals) {
+    var ctx = {}
+    if (globals.theme === 'dark' || globals.theme === 'light') ctx.theme = globals.theme
+    if (typeof globals.displayMode === 'string') ctx.displayMode = globals.displayMode
+    if (typeof globals.locale === 'string') ctx.locale = globals.locale
+    if (typeof globals.maxHeight === 'number') ctx.containerDimensions = { maxHeight: globals.maxHeight }
+    return ctx
+  }
+
+  function openaiCapabilities () {
+    var o = OPENAI
+    var caps = {}
+    if (typeof o.callTool === 'function') caps.serverTools = {}
+    if (typeof o.setWidgetState === 'function') caps.updateModelContext = { text: {} }
+    if (typeof o.sendFollowUpMessage === 'function') caps.message = { text: {} }
+    if (typeof o.openExternal === 'function') caps.openLinks = {}
+    return caps
+  }
+
+  // toolOutput is the result's structuredContent, toolResponseMetadata its _meta (the card).
+  function openaiResult () {
+    var meta = OPENAI.toolResponseMetadata
+    if (!meta || meta === state.shownMeta) return
+    state.shownMeta = meta
+    var output = OPENAI.toolOutput
+    enqueue(function () { return showResult({ content: [], structuredContent: output || undefined, _meta: meta }, null) })
+  }
 
   window.addEventListener('message', function (event) {
     if (event.source !== window.parent) return
@@ -136,7 +219,8 @@
   }
 
   function restyle (slot) {
-    var want = slot.card && !slot.card.expired ? wantedLook(slot.card) : null
+    // Expired cards too: the veil stays, the card under it follows the host's theme.
+    var want = slot.card ? wantedLook(slot.card) : null
     if (!want || !canCallTools()) return Promise.resolve()
     var args = Object.assign({ cardId: slot.card.cardId }, want)
     return request('tools/call', inSession(slot.card, VIEW_TOOL, args)).then(function (result) {
@@ -192,6 +276,8 @@
       slot = into ? resetSlot(into, 'card') : replaces ? resetSlot(after, 'card') : (last && last.kind === 'card' && last.card && last.card.cardId === card.cardId ? resetSlot(last, 'card') : newSlot('card'))
       slot.card = card
       renderInto(slot, card.document)
+      // Not shown until it is in the host's look: the first frame of a card is never the wrong theme.
+      if (wantedLook(card) && canCallTools()) slot.el.hidden = true
       slot.el.setAttribute('data-card-id', card.cardId)
       slot.el.setAttribute('data-component', card.componentPath)
       var max = card.dimensions && card.dimensions.maxHeight
@@ -211,7 +297,10 @@
     setStatus('')
     expireFrom(meta['skillc/actions'] || [])
     reportSize()
-    return slot.card ? restyle(slot) : Promise.resolve()
+    if (!slot.card) return Promise.resolve()
+    var reveal = function () { if (slot.el.hidden) { slot.el.hidden = false; reportSize() } }
+    // A failed restyle still shows the card (in the look it has) rather than nothing.
+    return restyle(slot).then(reveal, function (err) { reveal(); throw err })
   }
 
   // A large card's Render IR comes by reference (an artefact): read through the host, decoded as UTF-8 JSON.
@@ -682,8 +771,7 @@
         slot.reapplied = true
         return callTool(slot, toolFor(card, action.name), action.arguments || {})
       case 'updateModelContext':
-        if (state.hostCapabilities.updateModelContext) return request('ui/update-model-context', { content: textBlocks(action.content) })
-        return Promise.resolve()
+        return tellSummary(textBlocks(action.content).map(function (b) { return b.text }).join('\n'))
       case 'openDetailPage':
         if (state.hostCapabilities.openLinks) return request('ui/open-link', { url: action.url })
         hostLog('info', 'openDetailPage ' + action.url + ': the host cannot open links')
@@ -746,7 +834,27 @@
     var outcome = result ? (result.isError ? 'failed: ' : 'returned: ') + textOf(result) : 'gave no result'
     var text = 'On the ' + CONFIG.skill + ' card the user said: ' + JSON.stringify(words) +
       '. The card called ' + tool + ' ' + JSON.stringify(args) + ', which ' + outcome
-    return request('ui/update-model-context', { content: [{ type: 'text', text: text }] }).catch(function () {})
+    return tellSummary(text)
+  }
+
+  // ui/update-model-context replaces what the view told the model before (the host keeps only the
+  // last one), so each update is one summary of the whole view: everything the user did on the
+  // cards, oldest first, then every card shown now. After three cards the model sees all three.
+  function tellSummary (line) {
+    if (!state.hostCapabilities.updateModelContext) return Promise.resolve()
+    if (line) state.told.push(line)
+    if (state.told.length > MODEL_EVENTS) state.told.splice(0, state.told.length - MODEL_EVENTS)
+    var cards = state.slots.filter(function (slot) { return slot.kind !== 'consent' }).map(function (slot, i) {
+      var card = slot.card
+      var what = card ? (card.componentPath || 'card').replace(/^components\//, '').replace(/\/index$/, '') + ' card ' + card.cardId : slot.kind
+      var text = spoken(slot.el).slice(0, SUMMARY_TEXT)
+      return { n: i + 1, kind: slot.kind, what: what, cardId: card ? card.cardId : null, expired: !!(card && card.expired), text: text }
+    })
+    var lines = state.told.slice()
+    lines.push('The ' + CONFIG.skill + ' view shows ' + cards.length + ' card' + (cards.length === 1 ? '' : 's') + ', oldest first:')
+    cards.forEach(function (c) { lines.push(c.n + '. ' + c.what + (c.expired ? ' (expired)' : '') + ': ' + c.text) })
+    var params = { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { events: state.told.slice(), cards: cards } }
+    return request('ui/update-model-context', params).catch(function () {})
   }
 
   function callTool (slot, tool, args) {
@@ -879,7 +987,7 @@
     var said = asked.words ? ' the user said: ' + JSON.stringify(asked.words) + ', and' : ' the user'
     var text = 'On the ' + CONFIG.skill + ' card' + said + (approve ? ' approved ' : ' declined ') + asked.tool + ' ' +
       JSON.stringify(asked.args) + (approve ? ', which ' + outcome : ': ' + textOf(result || {}))
-    return request('ui/update-model-context', { content: [{ type: 'text', text: text }] }).catch(function () {})
+    return tellSummary(text)
   }
 
   // -- the CardSpec fallback (Adaptive Card subset) ---------------------------------------------
@@ -932,12 +1040,25 @@
       var height = Math.ceil(html.getBoundingClientRect().height)
       html.style.height = before
       if (typeof dims.maxHeight === 'number') height = Math.min(height, Math.floor(dims.maxHeight))
-      var width = Math.ceil(window.innerWidth)
+      var width = reportedWidth(dims)
       if (lastSize && lastSize.width === width && lastSize.height === height) return
       lastSize = { width: width, height: height }
       notify('ui/notifications/size-changed', { width: width, height: height })
     })
   }
+  // The width the view wants: a fixed container's width; otherwise the widest card's layout width
+  // (WeChat lays a card out at the screen width), never above the host's maxWidth.
+  function reportedWidth (dims) {
+    if (typeof dims.width === 'number') return Math.floor(dims.width)
+    var natural = 0
+    state.slots.forEach(function (slot) {
+      var vp = slot.card && slot.card.document && slot.card.document.viewport
+      if (vp && typeof vp.width === 'number' && !slot.el.hidden) natural = Math.max(natural, vp.width)
+    })
+    if (!natural) natural = Math.ceil(window.innerWidth)
+    return typeof dims.maxWidth === 'number' ? Math.min(natural, Math.floor(dims.maxWidth)) : natural
+  }
+
   if (window.ResizeObserver) {
     var watcher = new ResizeObserver(function () { reportSize() })
     watcher.observe(document.documentElement)
@@ -953,6 +1074,7 @@
     state: state,
     // One card at a time, for tests of the DOM mapping: render replaces the stack with one card.
     render: function (doc) {
+      booted() // no host: nothing waits for a host context
       var slot = state.slots.length ? resetSlot(last(), 'card') : newSlot('card')
       slot.card = { document: doc, cardId: 'local' }
       renderInto(slot, doc)
@@ -961,15 +1083,52 @@
     measured: function () { return lastSize }
   }
 
-  request('ui/initialize', {
+  function booted () { document.documentElement.classList.remove('skillc-booting') }
+
+  // window.openai's globals: the theme is painted from the very start; later changes count only
+  // while nothing is decided or once window.openai is the bridge.
+  function onGlobals (event) {
+    if (state.ready && !viaOpenAI) return
+    var globals = (event.detail && event.detail.globals) || {}
+    var ctx = openaiContext(globals)
+    if (Object.keys(ctx).length) applyContext(ctx)
+    if (!viaOpenAI) return
+    if (ctx.theme) enqueue(restyleAll)
+    if ('toolResponseMetadata' in globals || 'toolOutput' in globals) openaiResult()
+  }
+
+  if (OPENAI) {
+    applyContext(openaiContext(OPENAI))
+    booted()
+    window.addEventListener('openai:set_globals', onGlobals)
+  }
+
+  var NO_ANSWER = {}
+  var initialize = request('ui/initialize', {
     appInfo: { name: 'skillc-card:' + CONFIG.skill + '/' + CONFIG.componentPath, version: '1' },
+    // The MCP Apps draft: a view MUST declare the display modes it supports.
     appCapabilities: { availableDisplayModes: ['inline'] },
     protocolVersion: PROTOCOL
-  }).then(function (result) {
+  })
+  var answered = !OPENAI ? initialize : Promise.race([initialize, new Promise(function (_resolve, reject) {
+    setTimeout(function () { reject(NO_ANSWER) }, OPENAI_INIT_WAIT_MS)
+  })])
+  answered.then(function (result) {
     state.hostCapabilities = (result && result.hostCapabilities) || {}
+    // The theme is applied before the document is first shown (the root stays hidden until now).
     applyContext((result && result.hostContext) || {})
+    booted()
     notify('ui/notifications/initialized', {})
     state.ready = true
     reportSize()
-  }, function (err) { setStatus('The host refused ui/initialize: ' + err.message) })
+  }, function (err) {
+    if (err !== NO_ANSWER) { booted(); setStatus('The host refused ui/initialize: ' + err.message); return }
+    // No MCP Apps host: window.openai is the bridge from now on (a late answer finds no waiter).
+    state.pending.clear()
+    viaOpenAI = true
+    state.hostCapabilities = openaiCapabilities()
+    state.ready = true
+    openaiResult()
+    reportSize()
+  })
 })()
