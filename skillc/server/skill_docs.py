@@ -14,6 +14,7 @@ gets it three ways, because hosts differ in what they show the model:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -28,8 +29,23 @@ INSTRUCTIONS_LIMIT = 16000
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
 
+# An agent skill's name (MCP Skills, Agent Skills): the last segment of its skill:// path.
+SKILL_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
+_NOT_NAME = re.compile(r"[^a-z0-9]+")
+
+
+def skill_path(skill: str) -> str:
+    """The skill's path in ``skill://`` URIs: its folder name when that is a valid skill name, else a
+    stable one that is (lower-case ASCII letters and digits, runs of anything else as one ``-``,
+    then ``-`` and 8 hex digits of the name's SHA-256, so two folders never share one)."""
+    if SKILL_NAME.fullmatch(skill):
+        return skill
+    base = _NOT_NAME.sub("-", skill.lower()).strip("-")[:54].strip("-") or "skill"
+    return f"{base}-{hashlib.sha256(skill.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+
 def skill_md_uri(skill: str) -> str:
-    return f"skill://{skill}/SKILL.md"
+    return f"skill://{skill_path(skill)}/SKILL.md"
 
 
 @dataclass(frozen=True)
@@ -92,3 +108,12 @@ def instructions(docs: list[SkillDoc]) -> str:
     lines = [f"{head}: read it with prompts/get <skill> or resources/read skill://<skill>/SKILL.md.", ""]
     lines += [f"- {d.skill}: {d.title}. {d.description}" for d in docs]
     return "\n".join(lines)
+
+
+def server_identity(skills: list[str], version: str) -> tuple[str, str]:
+    """``serverInfo`` name and title: what is served. The name is the served skills' names joined
+    by ``+`` (``skillc`` when none is), the title says which skillc serves them; the version is
+    skillc's, since the skills carry none."""
+    shown = skills[:3] + ([f"{len(skills) - 3} more"] if len(skills) > 3 else [])
+    name = "+".join(shown) or "skillc"
+    return name, f"{', '.join(shown) or 'no skill'} (skillc {version})"

@@ -1,9 +1,10 @@
-"""What a client reads rather than calls: resources (the debug descriptor, each skill's SKILL.md,
-the ``ui://`` card views, a session's ``events://`` and its ``artefact://`` blobs), their
-templates, and one prompt per skill (its SKILL.md)."""
+"""What a client reads rather than calls: resources (the debug descriptor, each skill's files under
+``skill://`` (SKILL.md listed), the ``ui://`` card views, a session's ``events://`` and its
+``artefact://`` blobs), their templates, and one prompt per skill (its SKILL.md)."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
+    BlobResourceContents,
     GetPromptRequestParams,
     GetPromptResult,
     ListPromptsResult,
@@ -34,7 +36,9 @@ from skillc.server.catalog import Catalogue
 from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor, descriptor_read, descriptor_resource
 from skillc.server.events import EVENTS_URI_TEMPLATE, EventHub, EventUriError, parse_events_uri
 from skillc.server.skill_docs import SKILL_MD_MIME
+from skillc.server.skill_files import SkillFile, is_text
 from skillc.server.skill_server.served import ServedSkills
+from skillc.server.skills_ext import SkillsExtension
 from skillc.server.tools import APP_MIME_TYPE, HANDOFF_VIEW
 from skillc.server.view import view_html
 
@@ -52,6 +56,7 @@ class SkillResources:
         session_of: Callable[[ServerRequestContext[Any]], str],
         verify_session: Callable[[str], bool],
         descriptor: Callable[[], DebugDescriptor],
+        skill_files: SkillsExtension,
     ) -> None:
         self._catalogue = catalogue
         self._skills = skills
@@ -60,6 +65,7 @@ class SkillResources:
         self._session_of = session_of
         self._verify = verify_session  # whether a session capability is the running caller's
         self._descriptor = descriptor
+        self._files = skill_files
 
     async def list_resources(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
@@ -76,7 +82,7 @@ class SkillResources:
                 title=f"{s.doc.title}: SKILL.md",
                 description=f"How and when to use the {name} tools (the skill's instructions for the model).",
                 mime_type=SKILL_MD_MIME,
-                size=len(s.doc.text.encode("utf-8")),
+                size=self._skill_md_size(s.doc.uri, s.doc.text),
             )
             for name, s in self._skills.by_name.items()
         ]
@@ -124,9 +130,9 @@ class SkillResources:
             return ReadResourceResult(contents=[blob])
         if uri == DESCRIPTOR_URI:
             return descriptor_read(self._descriptor())
-        doc = next((s.doc for s in self._skills.by_name.values() if s.doc.uri == uri), None)
-        if doc is not None:
-            return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type=SKILL_MD_MIME, text=doc.text)])
+        file = self._files.file(uri)
+        if file is not None:
+            return ReadResourceResult(contents=[_file_contents(file)])
         found = self._catalogue.components.get(uri)
         if found is None:
             raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
@@ -139,6 +145,10 @@ class SkillResources:
             uri=uri, mime_type=APP_MIME_TYPE, text=view_html(skill, path, uri), _meta={"ui": ui}
         )
         return ReadResourceResult(contents=[contents])
+
+    def _skill_md_size(self, uri: str, text: str) -> int:
+        file = self._files.file(uri)
+        return len(file.data) if file is not None else len(text.encode("utf-8"))
 
     async def list_resource_templates(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
@@ -173,3 +183,11 @@ class SkillResources:
             description=doc.description,
             messages=[PromptMessage(role="user", content=TextContent(text=doc.text))],
         )
+
+
+def _file_contents(file: SkillFile) -> TextResourceContents | BlobResourceContents:
+    """A skill file as read: text when it is UTF-8 text (byte for byte what its digest covers),
+    else base64."""
+    if is_text(file):
+        return TextResourceContents(uri=file.uri, mime_type=file.mime_type, text=file.data.decode("utf-8"))
+    return BlobResourceContents(uri=file.uri, mime_type=file.mime_type, blob=base64.b64encode(file.data).decode())
