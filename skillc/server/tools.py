@@ -3,9 +3,10 @@
 The risk level decides the annotations a client shows its user: only L0 is read-only (a level is
 L0 only when pinned so, or when the API was shown to be a read: frontend/risk.py infers L1 for an
 API nothing shows to be one), L3/L4 are destructive (money, commitments, identity; they also ask
-for consent), and an API of a skill whose code calls ``wx.request`` reaches the open world.
-Whether a skill calls ``wx.request`` is read from its API code (index.js and every .js outside
-components/), not from each handler alone, because handlers share modules freely.
+for consent), and an API of a skill whose code can reach the network (``wx.request`` and the other
+network members of ``wx``, frontend/open_world.py) reaches the open world. That is read from the
+tokens of its API code (index.js and every .js outside components/; comments and strings never
+count), not from each handler alone, because handlers share modules freely.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from skillc.frontend.manifest import ApiSpec
+from skillc.frontend.open_world import reaches_network
 from skillc.frontend.package import SkillPackage
 from skillc.ir.events import EVENT_NAMES, EventName
 from skillc.runtime.cards.card_models import CardEventView, CardUpdatesView
@@ -55,15 +57,15 @@ CARD_VIEW_TOOL = "skillc_card_view"
 CARD_UPDATES_TOOL = "skillc_card_updates"
 CARD_VISIBILITY_TOOL = "skillc_card_visibility"
 CONSENT_TOOL = "skillc_consent"
-_WX_REQUEST = re.compile(r"\bwx\s*\.\s*request\b")
 _TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 # A description that already names its risk level or consent needs no second sentence about it.
 _SAYS_CONSENT = re.compile(r"\b(?:risk\s*L[34]|L[34]\b|consent)", re.I)
 
 
 def uses_wx_request(package: SkillPackage) -> bool:
+    """Whether the skill's API code can reach the network (the name is older than the check)."""
     return any(
-        path.endswith(".js") and not path.startswith("components/") and _WX_REQUEST.search(text)
+        path.endswith(".js") and not path.startswith("components/") and reaches_network(text)
         for path, text in package.sources.items()
     )
 
