@@ -50,6 +50,7 @@ if (typeof wx === 'undefined') throw new Error(obj.wx.request)
         ("helper(wx)", ["wx"]),
         ("const t = `a ${'}'} ${wx.request} b`", ["wx.request"]),
         ("x = a / 2 / wx.request", ["wx.request"]),
+        ("const r = f(a) / 2; wx.request({ url }); const q = b[0] / 3", ["wx.request"]),
         ("return /wx.request/.test(s)", []),
     ],
 )
