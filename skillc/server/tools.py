@@ -12,11 +12,11 @@ count), not from each handler alone, because handlers share modules freely.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcp.server.apps import APP_MIME_TYPE
-from mcp_types import Tool, ToolAnnotations
+from mcp_types import Icon, Tool, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
@@ -96,6 +96,7 @@ class ServedApi:
     risk: RiskLevel
     open_world: bool
     resource_uri: str | None  # set when the API is bound to a component that can be served
+    icons: list[Icon] = field(default_factory=list)  # the skill's (skill_icon.py)
 
 
 def tool_for(api: ServedApi, *, strict_output: bool = False) -> Tool:
@@ -111,7 +112,6 @@ def tool_for(api: ServedApi, *, strict_output: bool = False) -> Tool:
     meta: dict[str, Any] = {"skillc/risk": api.risk.value, "skillc/skill": api.skill, "skillc/api": spec.name}
     if api.resource_uri is not None:
         meta["ui"] = {"resourceUri": api.resource_uri, "visibility": ["model", "app"]}
-        meta["ui/resourceUri"] = api.resource_uri  # the flat key older hosts read
     description = spec.description
     if api.risk.needs_approval and not _SAYS_CONSENT.search(description):
         description += f" (Risk {api.risk.value}: runs only with the user's consent.)"
@@ -122,6 +122,7 @@ def tool_for(api: ServedApi, *, strict_output: bool = False) -> Tool:
         input_schema=spec.input_schema,
         output_schema=spec.output_schema if strict_output else None,
         annotations=annotations,
+        icons=api.icons or None,
         _meta=meta,
     )
 

@@ -51,6 +51,7 @@ from skillc.server.results import wire_safe
 from skillc.server.sessions import SESSION_META, SessionBinder, SessionKeys
 from skillc.server.skill_docs import instructions, server_identity
 from skillc.server.skill_files import skill_entry
+from skillc.server.skill_icon import skill_icons
 from skillc.server.skill_server.answer import CallAnswer, answering
 from skillc.server.skill_server.api_calls import ApiCalls
 from skillc.server.skill_server.card_tools import CardTools
@@ -176,10 +177,12 @@ class SkillServer:
 
     def _mcp_server(self) -> Server[Any]:
         name, title = server_identity(list(self._skills.by_name), __version__)
+        only = self.catalogue.skills[0].package.root if len(self.catalogue.skills) == 1 else None
         return Server(
             name,
             version=__version__,
             title=title,
+            icons=(skill_icons(only) or None) if only is not None else None,
             instructions=instructions([s.doc for s in self._skills.by_name.values()]),
             # Every caller is listed the same tools, so a lookup answers what a listing would.
             get_tool_input_schema=self.tools.input_schema,
