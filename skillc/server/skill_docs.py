@@ -9,17 +9,18 @@ gets it three ways, because hosts differ in what they show the model:
   whole SKILL.md when one skill is served, the names and first paragraphs when several are (a
   host puts instructions in every prompt, so they stay short; the rest is one read away);
 - the prompt ``<skill>`` (``prompts/get`` gives SKILL.md as one user message);
-- the resource ``skill://<skill>/SKILL.md`` (``text/markdown``).
+- the resource ``skill://<skill>/SKILL.md`` (``text/markdown``), also listed with all the skill's
+  files by ``skills/list`` (MCP Skills: skill_files.py, skills_ext.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 
 from skillc.frontend.front_matter import parse_front_matter
 from skillc.frontend.package import SkillPackage
+from skillc.frontend.skill_names import skill_path
 
 SKILL_MD_MIME = "text/markdown"
 # More than this many characters of instructions per skill go by reference (SKILL.md is at most
@@ -27,21 +28,6 @@ SKILL_MD_MIME = "text/markdown"
 INSTRUCTIONS_LIMIT = 16000
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
-
-
-# An agent skill's name (MCP Skills, Agent Skills): the last segment of its skill:// path.
-SKILL_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
-_NOT_NAME = re.compile(r"[^a-z0-9]+")
-
-
-def skill_path(skill: str) -> str:
-    """The skill's path in ``skill://`` URIs: its folder name when that is a valid skill name, else a
-    stable one that is (lower-case ASCII letters and digits, runs of anything else as one ``-``,
-    then ``-`` and 8 hex digits of the name's SHA-256, so two folders never share one)."""
-    if SKILL_NAME.fullmatch(skill):
-        return skill
-    base = _NOT_NAME.sub("-", skill.lower()).strip("-")[:54].strip("-") or "skill"
-    return f"{base}-{hashlib.sha256(skill.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
 def skill_md_uri(skill: str) -> str:

@@ -27,7 +27,8 @@ from urllib.parse import quote, unquote
 
 from skillc.frontend.front_matter import parse_front_matter
 from skillc.frontend.package import SkillPackage
-from skillc.server.skill_docs import SKILL_MD_MIME, SkillDoc, skill_path
+from skillc.frontend.skill_names import skill_path
+from skillc.server.skill_docs import SKILL_MD_MIME, SkillDoc
 
 log = logging.getLogger("skillc.server")
 
