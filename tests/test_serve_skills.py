@@ -12,6 +12,8 @@ import asyncio
 import base64
 import hashlib
 import json
+import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -230,3 +232,18 @@ def test_an_unknown_skill_is_invalid_params() -> None:
     with pytest.raises(MCPError) as raised:
         asyncio.run(skills.get_skill(cast(Any, None), GetSkillParams(uri="skill://nope/SKILL.md")))
     assert raised.value.error.code == INVALID_PARAMS
+
+
+def test_a_folder_name_hosts_refuse_gets_a_skill_name_they_accept(inspector: Path, tmp_path: Path) -> None:
+    menu = Path(__file__).parent / "fixtures" / "tool-names" / "menu-skill"
+    twin = tmp_path / "咖啡.skill"
+    shutil.copytree(menu, twin)
+    options = ServeOptions(paths=(menu, twin), port=0, runtime=RuntimeConfig(state_dir=tmp_path / "state"))
+    with ServeHandle.start(options) as handle:
+        target = [handle.url, "--transport", "http"]
+        listed = json.loads(_inspect(inspector, target, "--method", "skills/list"))["skills"]
+        reports = _inspect(inspector, target, "--method", "skills/list", "--verify").splitlines()
+    names = [s["frontmatter"]["name"] for s in listed]
+    assert names[0] == "menu-skill" and re.fullmatch(r"skill-[0-9a-f]{8}", names[1]), names
+    assert [s["uri"] for s in listed] == [f"skill://{n}/SKILL.md" for n in names]
+    assert [json.loads(r)["ok"] for r in reports if r.strip()] == [True, True]
