@@ -176,13 +176,13 @@ def test_resources_list_every_bound_component(coffee_server: ServeHandle) -> Non
     ]
 
 
-def test_server_advertises_mcp_apps_on_discover(coffee_server: ServeHandle) -> None:
+def test_server_advertises_mcp_apps_and_skills_on_discover(coffee_server: ServeHandle) -> None:
     async def session() -> Any:
         async with SessionClient(coffee_server.url) as client:
             return client.server_capabilities
 
     caps = run(session())
-    assert caps.extensions == {"io.modelcontextprotocol/ui": {}}
+    assert caps.extensions == {"io.modelcontextprotocol/ui": {}, "io.modelcontextprotocol/skills": {}}
 
 
 def test_card_tap_returns_patches_and_the_follow_up(coffee_server: ServeHandle) -> None:
