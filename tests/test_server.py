@@ -398,7 +398,8 @@ def test_typescript_sdk_client(coffee_server: ServeHandle, node_bin: str, peers_
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["server"] == {"name": "skillc", "version": out["server"]["version"]}
+    version = out["server"]["version"]  # serverInfo names what is served (docs/serve.md)
+    assert out["server"] == {"name": "coffee-skill", "title": f"coffee-skill (skillc {version})", "version": version}
     names = [t["name"] for t in out["tools"]]
     assert names == [
         "searchDrinks",
