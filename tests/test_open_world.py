@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 import quickjs
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillc.frontend.js_tokens import tokens
-from skillc.frontend.open_world import network_reads
+from skillc.frontend.open_world import network_reads, reaches_network
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.conftest import COFFEE
@@ -103,3 +105,13 @@ def test_the_lexer_s_literals_are_quickjs_s() -> None:
                 continue
             checked += 1
     assert checked > 500  # the corpus is the project's skills: hundreds of literals
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("wx.request`${}'\"/\\*[]()=\n abc1;?"))))
+def test_any_text_lexes_to_the_end(source: str) -> None:
+    # Every skill's code is lexed when the server starts: no text may stop it or loop.
+    seen = list(tokens(source))
+    assert all(t.text for t in seen)
+    assert [t.offset for t in seen] == sorted({t.offset for t in seen})
+    assert isinstance(reaches_network(source), bool)

@@ -24,9 +24,13 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, PaginatedRequestParams
 
+from skillc.diagnostics import DiagnosticSink
+from skillc.frontend.package import load_skill
 from skillc.runtime.config import RuntimeConfig
+from skillc.server import skill_files
 from skillc.server.runner import ServeHandle, ServeOptions
-from skillc.server.skill_files import SkillEntry, served_skill_md
+from skillc.server.skill_docs import skill_doc
+from skillc.server.skill_files import SkillEntry, served_skill_md, skill_entry
 from skillc.server.skills_ext import GetSkillParams, SkillsExtension
 from tests.conftest import COFFEE, require
 from tests.test_serve_agent_context import make_note_skill
@@ -247,3 +251,16 @@ def test_a_folder_name_hosts_refuse_gets_a_skill_name_they_accept(inspector: Pat
     assert names[0] == "menu-skill" and re.fullmatch(r"skill-[0-9a-f]{8}", names[1]), names
     assert [s["uri"] for s in listed] == [f"skill://{n}/SKILL.md" for n in names]
     assert [json.loads(r)["ok"] for r in reports if r.strip()] == [True, True]
+
+
+def test_a_skill_over_the_hosts_limits_is_not_listed_and_only_its_skill_md_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    skill = make_note_skill(tmp_path)
+    pkg = load_skill(skill, DiagnosticSink())
+    assert pkg is not None
+    assert skill_entry(pkg, skill_doc(pkg)).refusal is None
+    monkeypatch.setattr(skill_files, "MAX_FILES", 3)
+    entry = skill_entry(pkg, skill_doc(pkg))
+    assert entry.refusal is not None and "over the 3 files" in entry.refusal
+    assert [f.path for f in entry.files] == ["SKILL.md"]  # still readable, as before the extension

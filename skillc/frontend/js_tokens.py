@@ -36,7 +36,7 @@ _NAME = re.compile(r"(?:[\w$]|\\u\{[0-9a-fA-F]+\}|\\u[0-9a-fA-F]{4})+")
 _NUMBER = re.compile(
     r"(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d+)?)n?"
 )
-_STRING = {q: re.compile(rf"{q}(?:[^{q}\\\n\r]|\\[\s\S])*(?:{q}|(?=[\n\r])|\Z)") for q in "'\""}
+_STRING = {q: re.compile(rf"{q}(?:[^{q}\\\n\r]|\\[\s\S]?)*(?:{q}|(?=[\n\r])|\Z)") for q in "'\""}
 _REGEX = re.compile(r"/(?:[^/\\\[\n\r]|\\.|\[(?:[^\]\\\n\r]|\\.)*\])+/[\w$]*")
 _TEMPLATE_PART = re.compile(r"(?:[^`\\$]|\\[\s\S]|\$(?!\{))*")
 _PUNCT = re.compile(
@@ -49,6 +49,7 @@ _BEFORE_REGEX_WORDS = frozenset(
     | {"yield", "await", "extends"}
 )
 _ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|\r\n|[\s\S])")
+_DIGITS = frozenset("0123456789")
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 
 
@@ -71,7 +72,7 @@ def tokens(source: str) -> Iterator[Token]:
         if char == "`" or (char == "}" and braces and braces[-1] == depth):
             if char == "}":
                 braces.pop()
-            end = _TEMPLATE_PART.match(source, pos + 1).end()  # type: ignore[union-attr]
+            end = pos + 1 + len(_text(_TEMPLATE_PART, source, pos + 1, empty=True))
             if source.startswith("${", end):
                 braces.append(depth)
                 end += 2
@@ -79,9 +80,9 @@ def tokens(source: str) -> Iterator[Token]:
                 end += 1  # the closing `
             token = Token("template", source[pos:end], pos)
         elif char in "'\"":
-            token = Token("string", _STRING[char].match(source, pos).group(), pos)  # type: ignore[union-attr]
-        elif char.isdigit() or (char == "." and pos + 1 < n and source[pos + 1].isdigit()):
-            token = Token("number", _NUMBER.match(source, pos).group(), pos)  # type: ignore[union-attr]
+            token = Token("string", _text(_STRING[char], source, pos), pos)
+        elif char in _DIGITS or (char == "." and source[pos + 1 : pos + 2] in _DIGITS and pos + 1 < n):
+            token = Token("number", _text(_NUMBER, source, pos), pos)
         elif char == "/" and _regex_allowed(previous) and (literal := _REGEX.match(source, pos)) is not None:
             token = Token("regex", literal.group(), pos)
         elif (name := _NAME.match(source, pos)) is not None:
@@ -98,6 +99,15 @@ def tokens(source: str) -> Iterator[Token]:
         yield token
 
 
+def _text(pattern: re.Pattern[str], source: str, pos: int, *, empty: bool = False) -> str:
+    """What ``pattern`` matches at ``pos``; the one character there should it match nothing (never
+    for the patterns above: a guard, so that no text can stop or stall the lexer)."""
+    match = pattern.match(source, pos)
+    if match is not None and (match.group() or empty):
+        return match.group()
+    return "" if empty else source[pos]
+
+
 def _regex_allowed(previous: Token | None) -> bool:
     if previous is None:
         return True
@@ -112,7 +122,8 @@ def _unescape(body: str) -> str:
     def one(match: re.Match[str]) -> str:
         escape = match.group(1)
         if escape[0] in "ux" and len(escape) > 1:
-            return chr(int(escape[1:].strip("{}"), 16))
+            code = int(escape[1:].strip("{}"), 16)
+            return chr(code) if code <= 0x10FFFF else match.group()  # out of range: a syntax error
         if escape in ("\n", "\r\n", "\r", "\u2028", "\u2029"):
             return ""  # a line continuation
         return _SIMPLE.get(escape, escape)

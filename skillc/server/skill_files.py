@@ -124,18 +124,28 @@ def _has_content(text: str, body: str) -> bool:
 
 
 def _snapshot(root: Path, path: str) -> tuple[list[SkillFile], str | None]:
-    """Every regular file under ``root`` (not hidden ones, not through links), in path order."""
-    files: list[SkillFile] = []
-    total = 0
-    for file in sorted(_walk(root)):
-        rel = file.relative_to(root).as_posix()
-        data = file.read_bytes()
-        total += len(data)
-        files.append(SkillFile(file_uri(path, rel), rel, data, _mime(rel, data)))
-    if len(files) > MAX_FILES or total > MAX_BYTES:
+    """Every regular file under ``root`` (not hidden ones, not through links), in path order. A
+    skill over the limits is not listed, so then only its SKILL.md is read (still readable)."""
+    found = sorted(_walk(root))
+    refusal: str | None = None
+    try:
+        total = sum(p.stat().st_size for p in found)
+    except OSError as err:
+        total, refusal = 0, f"a file cannot be read ({err})"
+    if len(found) > MAX_FILES or total > MAX_BYTES:
         over = f"over the {MAX_FILES} files and {MAX_BYTES} bytes hosts accept"
-        return files, f"it has {len(files)} files of {total} bytes, {over}"
-    return files, None
+        refusal = f"it has {len(found)} files of {total} bytes, {over}"
+        found = [p for p in found if p.relative_to(root).as_posix() == "SKILL.md"]
+    files: list[SkillFile] = []
+    for file in found:
+        rel = file.relative_to(root).as_posix()
+        try:
+            data = file.read_bytes()
+        except OSError as err:  # the manifest would be incomplete: listed nowhere, said once
+            refusal = refusal or f"{rel} cannot be read ({err.strerror})"
+            continue
+        files.append(SkillFile(file_uri(path, rel), rel, data, _mime(rel, data)))
+    return files, refusal
 
 
 def _walk(folder: Path) -> list[Path]:
