@@ -31,7 +31,7 @@ from skillc.server import skill_files
 from skillc.server.runner import ServeHandle, ServeOptions
 from skillc.server.skill_docs import skill_doc
 from skillc.server.skill_files import SkillEntry, served_skill_md, skill_entry
-from skillc.server.skills_ext import GetSkillParams, SkillsExtension
+from skillc.server.skills_ext import DirectoryReadParams, GetSkillParams, SkillsExtension
 from tests.conftest import COFFEE, require
 from tests.test_serve_agent_context import make_note_skill
 from tests.test_server import coffee_server
@@ -264,3 +264,49 @@ def test_a_skill_over_the_hosts_limits_is_not_listed_and_only_its_skill_md_read(
     entry = skill_entry(pkg, skill_doc(pkg))
     assert entry.refusal is not None and "over the 3 files" in entry.refusal
     assert [f.path for f in entry.files] == ["SKILL.md"]  # still readable, as before the extension
+
+
+def test_the_inspector_reads_a_skill_s_folders(ask: Ask, inspector: Path) -> None:
+    root = json.loads(ask("--method", "resources/directory/read", "--uri", "skill://coffee-skill"))
+    assert (root["ttlMs"], root["cacheScope"]) == (300000, "public")
+    listed = [(r["name"], r["mimeType"]) for r in root["resources"]]
+    assert listed == [
+        ("SKILL.md", "text/markdown"),
+        ("apis", "inode/directory"),
+        ("components", "inode/directory"),
+        ("flows", "inode/directory"),
+        ("index.js", "text/javascript"),
+        ("mcp.json", "application/json"),
+    ]
+    card = json.loads(
+        ask("--method", "resources/directory/read", "--uri", "skill://coffee-skill/components/drink-list")
+    )
+    disk = sorted(p.name for p in (COFFEE / "components" / "drink-list").iterdir())
+    assert [r["name"] for r in card["resources"]] == disk
+    assert {r["uri"] for r in card["resources"]} == {f"skill://coffee-skill/components/drink-list/{n}" for n in disk}
+
+
+def test_every_folder_lists_its_children_and_nothing_else_is_a_folder() -> None:
+    # Walk the skill from its root as a host does (one level per call): the files reached are the
+    # manifest; a file, a missing folder and a trailing-slash-less prefix of another skill are refused.
+    skills = _coffee_extension()
+    files: set[str] = set()
+    todo = ["skill://coffee-skill"]
+    while todo:
+        page = asyncio.run(skills.read_directory(cast(Any, None), DirectoryReadParams(uri=todo.pop())))
+        for child in page["resources"]:
+            if child["mimeType"] == "inode/directory":
+                todo.append(child["uri"])
+            else:
+                files.add(child["uri"])
+    assert files == set(_disk_files(COFFEE))
+    for uri in ("skill://coffee-skill/SKILL.md", "skill://coffee-skill/nope", "skill://coffee", "skill://other"):
+        with pytest.raises(MCPError) as raised:
+            asyncio.run(skills.read_directory(cast(Any, None), DirectoryReadParams(uri=uri)))
+        assert raised.value.error.code == INVALID_PARAMS and "is not a directory resource" in raised.value.error.message
+
+
+def _coffee_extension() -> SkillsExtension:
+    pkg = load_skill(COFFEE, DiagnosticSink())
+    assert pkg is not None
+    return SkillsExtension([skill_entry(pkg, skill_doc(pkg))])

@@ -1,5 +1,6 @@
 """The MCP Skills extension (SEP-2640, ``io.modelcontextprotocol/skills``): ``skills/list`` and
-``skills/get`` over the served skills, whose files are read with ``resources/read``.
+``skills/get`` over the served skills, whose files are read with ``resources/read``, and
+``resources/directory/read`` (``directoryRead``) over each skill's folders.
 
 The methods are request handlers on the SDK's low-level server (``Server.add_request_handler``:
 the supported way to serve a method the core protocol does not define) and the extension is
@@ -16,6 +17,7 @@ import base64
 import binascii
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import quote, unquote
 
 from mcp.server import Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -27,6 +29,8 @@ from skillc.server.skill_files import SkillEntry, SkillFile, same_uri
 EXTENSION_ID = "io.modelcontextprotocol/skills"
 LIST_METHOD = "skills/list"
 GET_METHOD = "skills/get"
+DIRECTORY_METHOD = "resources/directory/read"
+DIRECTORY_MIME = "inode/directory"
 PAGE_SIZE = 50
 # The files are a snapshot taken at start-up: a listing stays true until the server restarts.
 TTL_MS = 5 * 60 * 1000
@@ -36,6 +40,10 @@ Handler = Callable[[ServerRequestContext[Any], Any], Awaitable[Any]]
 
 
 class GetSkillParams(RequestParams):
+    uri: str
+
+
+class DirectoryReadParams(PaginatedRequestParams):
     uri: str
 
 
@@ -56,10 +64,11 @@ class SkillsExtension:
 
     def install(self, server: Server[Any], wrap: Callable[[str, Handler], Handler]) -> None:
         """Declare the extension on ``server`` and serve its methods (``wrap`` logs each request)."""
-        server.extensions[EXTENSION_ID] = {}
+        server.extensions[EXTENSION_ID] = {"directoryRead": True}
         server.middleware.append(_ExtensionsOnInitialize(server))
         server.add_request_handler(LIST_METHOD, PaginatedRequestParams, wrap(LIST_METHOD, self.list_skills))
         server.add_request_handler(GET_METHOD, GetSkillParams, wrap(GET_METHOD, self.get_skill))
+        server.add_request_handler(DIRECTORY_METHOD, DirectoryReadParams, wrap(DIRECTORY_METHOD, self.read_directory))
 
     async def list_skills(self, _ctx: ServerRequestContext[Any], params: PaginatedRequestParams) -> dict[str, Any]:
         listed = self.listed
@@ -79,6 +88,44 @@ class SkillsExtension:
             why = f"{found.skill} is not served as a skill: {found.refusal}"
             raise MCPError(INVALID_PARAMS, why, {"uri": params.uri})
         return {"resultType": "complete", "skill": found.wire()} | _cache()
+
+    async def read_directory(self, _ctx: ServerRequestContext[Any], params: DirectoryReadParams) -> dict[str, Any]:
+        """The direct children of a skill's folder: ``skill://<skill>`` (its root, no trailing
+        slash) or ``skill://<skill>/<folder>``; files with their resource metadata, folders as
+        ``inode/directory``."""
+        children = self._children(params.uri)
+        if children is None:
+            why = f"{params.uri} is not a directory resource (a skill's root is skill://<skill>, no trailing slash)"
+            raise MCPError(INVALID_PARAMS, why, {"uri": params.uri})
+        start = _offset(params.cursor, len(children))
+        page_size = self.page_size * 2
+        result: dict[str, Any] = {"resultType": "complete", "resources": children[start : start + page_size]}
+        if start + page_size < len(children):
+            result["nextCursor"] = _cursor(start + page_size)
+        return result | _cache()
+
+    def _children(self, uri: str) -> list[dict[str, Any]] | None:
+        for entry in self.entries:
+            root = entry.uri.removesuffix("/SKILL.md")
+            if not (same_uri(uri, root) or unquote(uri).startswith(unquote(root) + "/")):
+                continue
+            folder = unquote(uri)[len(unquote(root)) :].strip("/")
+            prefix = f"{folder}/" if folder else ""
+            files: dict[str, dict[str, Any]] = {}
+            folders: dict[str, dict[str, Any]] = {}
+            for file in entry.files:
+                if not file.path.startswith(prefix):
+                    continue
+                head, _, rest = file.path[len(prefix) :].partition("/")
+                child = f"{root}/{quote(prefix + head, safe='/')}"
+                if rest:
+                    folders[head] = {"uri": child, "name": head, "mimeType": DIRECTORY_MIME}
+                else:
+                    files[head] = {"uri": file.uri, "name": head, "mimeType": file.mime_type, "size": len(file.data)}
+            if not files and not folders:
+                return None  # not a folder of this skill (a file, or nothing)
+            return [v for _, v in sorted((folders | files).items())]
+        return None
 
 
 class _ExtensionsOnInitialize:

@@ -35,7 +35,7 @@ from skillc.server.artefacts import resource_template as artefact_template
 from skillc.server.catalog import Catalogue
 from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor, descriptor_read, descriptor_resource
 from skillc.server.events import EVENTS_URI_TEMPLATE, EventHub, EventUriError, parse_events_uri
-from skillc.server.skill_docs import SKILL_MD_MIME
+from skillc.server.skill_docs import SKILL_MD_MIME, SkillDoc
 from skillc.server.skill_files import SkillFile, is_text
 from skillc.server.skill_server.served import ServedSkills
 from skillc.server.skills_ext import SkillsExtension
@@ -75,17 +75,7 @@ class SkillResources:
                 "Whether a debugger is available, listening or connected for these skills, and how to attach one."
             )
         ]
-        resources += [
-            Resource(
-                uri=s.doc.uri,
-                name=f"{name}/SKILL.md",
-                title=f"{s.doc.title}: SKILL.md",
-                description=f"How and when to use the {name} tools (the skill's instructions for the model).",
-                mime_type=SKILL_MD_MIME,
-                size=self._skill_md_size(s.doc.uri, s.doc.text),
-            )
-            for name, s in self._skills.by_name.items()
-        ]
+        resources += [self._skill_md_resource(name, s.doc) for name, s in self._skills.by_name.items()]
         for uri, (skill, path) in self._catalogue.components.items():
             apis = [a.tool_name for a in self._catalogue.apis.values() if a.resource_uri == uri]
             card = "handoff card" if path == HANDOFF_VIEW else f"{path.split('/')[1]} card"
@@ -146,9 +136,21 @@ class SkillResources:
         )
         return ReadResourceResult(contents=[contents])
 
-    def _skill_md_size(self, uri: str, text: str) -> int:
-        file = self._files.file(uri)
-        return len(file.data) if file is not None else len(text.encode("utf-8"))
+    def _skill_md_resource(self, name: str, doc: SkillDoc) -> Resource:
+        """SKILL.md as MCP Skills describes it: ``name`` and ``description`` from its front matter
+        (when the skill is listed), its size as served."""
+        file = self._files.file(doc.uri)
+        front = next((e.frontmatter for e in self._files.listed if e.uri == doc.uri), None)
+        return Resource(
+            uri=doc.uri,
+            name=front["name"] if front else f"{name}/SKILL.md",
+            title=f"{doc.title}: SKILL.md",
+            description=front["description"]
+            if front
+            else f"How and when to use the {name} tools (the skill's instructions for the model).",
+            mime_type=SKILL_MD_MIME,
+            size=len(file.data) if file is not None else len(doc.text.encode("utf-8")),
+        )
 
     async def list_resource_templates(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
