@@ -182,7 +182,10 @@ def test_server_advertises_mcp_apps_and_skills_on_discover(coffee_server: ServeH
             return client.server_capabilities
 
     caps = run(session())
-    assert caps.extensions == {"io.modelcontextprotocol/ui": {}, "io.modelcontextprotocol/skills": {}}
+    assert caps.extensions == {
+        "io.modelcontextprotocol/ui": {},
+        "io.modelcontextprotocol/skills": {"directoryRead": True},
+    }
 
 
 def test_card_tap_returns_patches_and_the_follow_up(coffee_server: ServeHandle) -> None:
