@@ -137,6 +137,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("SKL011", _I, "JavaScript files no index.js reaches (tests, tools, drafts) are not skill code; they are listed once and only compiled (JS007), as WeChat's upload compiles every file."),
     CodeInfo("SKL012", _I, "A cloudfunctions/ folder holds Node code deployed to WeChat's cloud on its own: its JavaScript is neither compiled nor checked as skill code."),
     CodeInfo("SKL013", _W, "SKILL.md's front matter (the '---' block) is not a YAML mapping; agents that read name and description from it get none."),
+    CodeInfo("SKL014", _W, "SKILL.md's front matter names the skill other than its served name, or its description is not text: agent hosts (MCP Skills, skills/list) are not offered the skill."),
     CodeInfo("PRJ001", _E, "app.json of a mini-program project is invalid or lists no agent.skills."),
     CodeInfo("PRJ002", _E, "An agent.skills[] entry is malformed or its path is not a folder."),
     CodeInfo("PRJ003", _E, "An agent.skills[] entry has no non-empty description; the agent picks skills by it.", official="V016"),

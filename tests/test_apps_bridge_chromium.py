@@ -115,7 +115,7 @@ def test_the_bundle_is_browser_only(apps_bridge_bundle: Path) -> None:
 def test_the_client_negotiates_with_the_server(host: AppsHost) -> None:
     # The browser client (legacy negotiation, its default) gets the newest handshake version.
     assert host.protocol_version == "2025-11-25"
-    assert host.connection["serverInfo"]["name"] == "skillc"
+    assert host.connection["serverInfo"]["name"] == "coffee-skill"  # what is served (docs/serve.md)
 
 
 def test_handshake_comes_first(host: AppsHost) -> None:

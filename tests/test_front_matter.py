@@ -106,3 +106,29 @@ def test_check_reports_the_broken_front_matter_at_its_line(tmp_path: Path) -> No
         f"{skill}/SKILL.md:3:19: warning[SKL013]: SKILL.md front matter is not valid YAML: "
         "mapping values are not allowed here"
     ) in out + err
+
+
+def test_yaml_1_2_core_schema_as_agent_hosts_read_it() -> None:
+    text = "---\nname: x\nlicense: yes\nsince: 2026-01-01\nlevel: 010\nmask: 0x1f\nratio: .5\non: off\n---\n"
+    assert parse_front_matter(text).fields == {
+        "name": "x",
+        "license": "yes",  # YAML 1.1 would read true
+        "since": "2026-01-01",  # and a date, which JSON cannot carry
+        "level": 10,  # and eight
+        "mask": 31,
+        "ratio": 0.5,
+        "on": "off",
+    }
+
+
+def test_check_warns_of_a_front_matter_hosts_would_not_list(tmp_path: Path) -> None:
+    skill = _skill_with(tmp_path, "---\nname: Coffee\ndescription: 3\n---\n\n# Coffee\n")
+    code, out, err = invoke("check", str(skill))
+    assert code == 0
+    assert (
+        f"{skill}/SKILL.md:2:1: warning[SKL014]: SKILL.md's front matter names the skill 'Coffee', but it is "
+        "served as 'coffee-skill': skillc serve does not list it in skills/list (MCP Skills)"
+    ) in out + err
+    assert f"{skill}/SKILL.md:3:1: warning[SKL014]: SKILL.md's front matter description is not text" in out + err
+    code, out, err = invoke("check", str(_skill_with(tmp_path / "ok", FOLDED)))
+    assert "SKL014" not in out + err

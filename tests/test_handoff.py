@@ -254,7 +254,7 @@ def test_serve_gives_a_handoff_api_an_mcp_apps_view(shop_server: ServeHandle) ->
     assert tools["openCoupons"].meta["ui"]["resourceUri"] == "ui://shop/handoff-page"
     assert "ui" not in (tools["payOrder"].meta or {})
     assert resources == {
-        "skill://shop/SKILL.md": "shop/SKILL.md",
+        "skill://shop/SKILL.md": "shop",  # the skill's name, as MCP Skills names a SKILL.md
         "skillc://debugger/descriptor": "debug-descriptor",
         "ui://shop/goods-card": "shop/goods-card",
         "ui://shop/handoff-page": "shop/page",

@@ -94,6 +94,10 @@ Keeps short notes for the user.
 1. Call `remember` to show the note.
 """
 
+# The resource is SKILL.md as agent hosts read it (MCP Skills): with the name and description a
+# front matter must give, added at the top when the file has none; the prompt is the file as written.
+SERVED_SKILL_MD = '---\nname: "note-skill"\ndescription: "Keeps short notes for the user."\n---\n' + SKILL_MD
+
 
 def make_note_skill(root: Path) -> Path:
     skill = root / "note-skill"
@@ -182,13 +186,13 @@ def test_skill_md_is_a_prompt_and_a_resource(note_server: ServeHandle, mode: str
     assert (doc.mime_type, doc.title, doc.size) == (
         "text/markdown",
         "记事 (note-skill): SKILL.md",
-        len(SKILL_MD.encode()),
+        len(SERVED_SKILL_MD.encode()),
     )
     card = resources["ui://note-skill/note"]
     assert card.title == "note-skill note card"
     assert card.description == "The MCP Apps view that shows the results of remember as a card and takes taps."
     (contents,) = read.contents
-    assert (contents.mime_type, contents.text) == ("text/markdown", SKILL_MD)
+    assert (contents.mime_type, contents.text) == ("text/markdown", SERVED_SKILL_MD)
 
 
 def test_the_coffee_prompt_is_its_skill_md(tmp_path: Path) -> None:

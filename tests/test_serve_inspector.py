@@ -101,4 +101,6 @@ def test_skill_md_resource(ask: Any) -> None:
     [contents] = ask("resources/read", "--uri", SKILL_MD_URI)["contents"]
     assert contents["uri"] == SKILL_MD_URI
     assert contents["mimeType"] == "text/markdown"
-    assert contents["text"] == (COFFEE / "SKILL.md").read_text(encoding="utf-8")
+    # SKILL.md as agent hosts read it: the file, after the front matter they need (MCP Skills).
+    assert contents["text"].endswith("---\n" + (COFFEE / "SKILL.md").read_text(encoding="utf-8"))
+    assert contents["text"].startswith('---\nname: "coffee-skill"\ndescription: ')

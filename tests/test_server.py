@@ -181,13 +181,16 @@ def test_resources_list_every_bound_component(coffee_server: ServeHandle) -> Non
     ]
 
 
-def test_server_advertises_mcp_apps_on_discover(coffee_server: ServeHandle) -> None:
+def test_server_advertises_mcp_apps_and_skills_on_discover(coffee_server: ServeHandle) -> None:
     async def session() -> Any:
         async with SessionClient(coffee_server.url) as client:
             return client.server_capabilities
 
     caps = run(session())
-    assert caps.extensions == {"io.modelcontextprotocol/ui": {}}
+    assert caps.extensions == {
+        "io.modelcontextprotocol/ui": {},
+        "io.modelcontextprotocol/skills": {"directoryRead": True},
+    }
 
 
 def test_card_tap_returns_patches_and_the_follow_up(coffee_server: ServeHandle) -> None:
@@ -403,7 +406,8 @@ def test_typescript_sdk_client(coffee_server: ServeHandle, node_bin: str, peers_
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["server"] == {"name": "skillc", "version": out["server"]["version"]}
+    version = out["server"]["version"]  # serverInfo names what is served (docs/serve.md)
+    assert out["server"] == {"name": "coffee-skill", "title": f"coffee-skill (skillc {version})", "version": version}
     names = [t["name"] for t in out["tools"]]
     assert names == [
         "searchDrinks",

@@ -17,6 +17,51 @@ import yaml
 
 from skillc.diagnostics import DiagnosticSink, Span
 
+
+class _CoreSchemaLoader(yaml.SafeLoader):
+    """PyYAML reads YAML 1.1 (``yes`` is true, ``2026-01-01`` a date); hosts of agent skills read
+    YAML 1.2's core schema and compare the front matter field by field as JSON. So plain scalars
+    resolve as the core schema does: null, true/false, integers, floats; everything else is text."""
+
+
+_CoreSchemaLoader.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in (
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+    (
+        "float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+0123456789."),
+    ),
+):
+    _CoreSchemaLoader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), _first)
+
+
+def _core_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    text = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text)  # "010" is ten in YAML 1.2, not eight
+
+
+def _core_bool(loader: yaml.SafeLoader, node: yaml.Node) -> bool:
+    return str(loader.construct_scalar(node)).lower() == "true"  # type: ignore[arg-type]
+
+
+def _core_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
+    text = str(loader.construct_scalar(node)).lower()  # type: ignore[arg-type]
+    if text.endswith("inf"):
+        return float("-inf") if text.startswith("-") else float("inf")
+    return float("nan") if text == ".nan" else float(text)
+
+
+_CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
+_CoreSchemaLoader.add_constructor("tag:yaml.org,2002:bool", _core_bool)
+_CoreSchemaLoader.add_constructor("tag:yaml.org,2002:float", _core_float)
+
 _OPENING = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n")
 _CLOSING = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.M)
 
@@ -64,7 +109,7 @@ def parse_front_matter(text: str, sink: DiagnosticSink | None = None, *, file: s
     body = rest[1:] if rest.startswith("\n") else rest[2:] if rest.startswith("\r\n") else rest
     body_line = text.count("\n", 0, closing.end()) + 2
     try:
-        loaded = yaml.safe_load(block) if block.strip() else {}
+        loaded = yaml.load(block, Loader=_CoreSchemaLoader) if block.strip() else {}  # a SafeLoader: no objects
     except yaml.YAMLError as err:
         if sink is not None:
             mark = getattr(err, "problem_mark", None)

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillc.diagnostics import DiagnosticSink, Span
-from skillc.frontend.front_matter import parse_front_matter
+from skillc.frontend.front_matter import FrontMatter, parse_front_matter
 from skillc.frontend.jsonsrc import JArray, JNode, JObject, parse_json, type_name
 from skillc.frontend.manifest import MAX_APIS, Manifest, check_manifest, checked_items
 from skillc.frontend.modpaths import EXTENSIONS, REFUSALS, CodeRoot
 from skillc.frontend.project import Project, find_project
 from skillc.frontend.scripts import check_scripts, required_specs
+from skillc.frontend.skill_names import skill_path
 from skillc.frontend.source import decode_utf8
 
 SKILL_MD_LIMIT = 16000
@@ -342,7 +343,42 @@ def _check_skill_md(pkg: SkillPackage, sink: DiagnosticSink) -> None:
         )
     elif not text.strip():
         sink.emit("SKL010", "SKILL.md is empty", file="SKILL.md")
-    parse_front_matter(text, sink)
+    front = parse_front_matter(text, sink)
+    _check_front_matter_for_hosts(pkg, front, sink)
+
+
+def _check_front_matter_for_hosts(pkg: SkillPackage, front: FrontMatter, sink: DiagnosticSink) -> None:
+    """Agent hosts (MCP Skills) compare the front matter with the skill's listing: a ``name`` other
+    than the skill's, or a ``description`` that is not text, keeps the skill out of skills/list."""
+    expected = skill_path(pkg.name)
+    fields = front.fields
+    if "name" in fields and fields["name"] != expected:
+        sink.emit(
+            "SKL014",
+            f"SKILL.md's front matter names the skill {fields['name']!r}, but it is served as {expected!r}: "
+            "skillc serve does not list it in skills/list (MCP Skills)",
+            file="SKILL.md",
+            span=Span.point(_field_line(pkg.skill_md or "", "name"), 1),
+            hint=f"write 'name: {expected}' or leave name out (skillc serve then adds it)",
+        )
+    if "description" in fields and not isinstance(fields["description"], str):
+        sink.emit(
+            "SKL014",
+            "SKILL.md's front matter description is not text: skillc serve does not list the skill in skills/list",
+            file="SKILL.md",
+            span=Span.point(_field_line(pkg.skill_md or "", "description"), 1),
+            hint="quote the description or write it as a folded block (description: >)",
+        )
+
+
+def _field_line(text: str, key: str) -> int:
+    """The line of ``key:`` in the front matter (which starts on line 2), else line 2."""
+    for number, line in enumerate(text.splitlines()[1:], start=2):
+        if line.rstrip() in ("---", "..."):
+            break
+        if line.startswith(f"{key}:"):
+            return number
+    return 2
 
 
 def _load_components(pkg: SkillPackage, sink: DiagnosticSink) -> None:

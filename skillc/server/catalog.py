@@ -19,6 +19,7 @@ from skillc.frontend.project import load_project
 from skillc.frontend.tool_names import model_safe_name
 from skillc.runtime.api.api_runtime import api_risk
 from skillc.runtime.config import RuntimeConfig
+from skillc.server.skill_icon import skill_icons
 from skillc.server.tools import CARD_EVENT_TOOL, HANDOFF_VIEW, ServedApi, handoff_uri, ui_uri, uses_wx_request
 
 
@@ -91,6 +92,7 @@ def build_catalogue(skills: list[LoadedSkill], config: RuntimeConfig) -> Catalog
         pkg = skill.package
         assert pkg.manifest is not None
         open_world = uses_wx_request(pkg)
+        icons = skill_icons(pkg.root)
         folders = {f.path for f in pkg.components.values()}
         for spec in pkg.manifest.apis:
             shared = names[spec.name] > 1 or spec.name == CARD_EVENT_TOOL
@@ -113,6 +115,6 @@ def build_catalogue(skills: list[LoadedSkill], config: RuntimeConfig) -> Catalog
                 if cat.components.setdefault(uri, (pkg.name, HANDOFF_VIEW)) != (pkg.name, HANDOFF_VIEW):
                     uri = None  # a component of the same name took the address
             risk, _problem = api_risk(spec, config, pkg)  # the orchestrator reports a bad level (RUN024) on call
-            cat.apis[tool] = ServedApi(tool, pkg.name, spec, risk, open_world, uri)
+            cat.apis[tool] = ServedApi(tool, pkg.name, spec, risk, open_world, uri, icons)
     cat.diagnostics = list(sink)
     return cat

@@ -9,7 +9,8 @@ gets it three ways, because hosts differ in what they show the model:
   whole SKILL.md when one skill is served, the names and first paragraphs when several are (a
   host puts instructions in every prompt, so they stay short; the rest is one read away);
 - the prompt ``<skill>`` (``prompts/get`` gives SKILL.md as one user message);
-- the resource ``skill://<skill>/SKILL.md`` (``text/markdown``).
+- the resource ``skill://<skill>/SKILL.md`` (``text/markdown``), also listed with all the skill's
+  files by ``skills/list`` (MCP Skills: skill_files.py, skills_ext.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from skillc.frontend.front_matter import parse_front_matter
 from skillc.frontend.package import SkillPackage
+from skillc.frontend.skill_names import skill_path
 
 SKILL_MD_MIME = "text/markdown"
 # More than this many characters of instructions per skill go by reference (SKILL.md is at most
@@ -29,7 +31,7 @@ _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
 
 def skill_md_uri(skill: str) -> str:
-    return f"skill://{skill}/SKILL.md"
+    return f"skill://{skill_path(skill)}/SKILL.md"
 
 
 @dataclass(frozen=True)
@@ -92,3 +94,12 @@ def instructions(docs: list[SkillDoc]) -> str:
     lines = [f"{head}: read it with prompts/get <skill> or resources/read skill://<skill>/SKILL.md.", ""]
     lines += [f"- {d.skill}: {d.title}. {d.description}" for d in docs]
     return "\n".join(lines)
+
+
+def server_identity(skills: list[str], version: str) -> tuple[str, str]:
+    """``serverInfo`` name and title: what is served. The name is the served skills' names joined
+    by ``+`` (``skillc`` when none is), the title says which skillc serves them; the version is
+    skillc's, since the skills carry none."""
+    shown = skills[:3] + ([f"{len(skills) - 3} more"] if len(skills) > 3 else [])
+    name = "+".join(shown) or "skillc"
+    return name, f"{', '.join(shown) or 'no skill'} (skillc {version})"

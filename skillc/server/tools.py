@@ -3,23 +3,25 @@
 The risk level decides the annotations a client shows its user: only L0 is read-only (a level is
 L0 only when pinned so, or when the API was shown to be a read: frontend/risk.py infers L1 for an
 API nothing shows to be one), L3/L4 are destructive (money, commitments, identity; they also ask
-for consent), and an API of a skill whose code calls ``wx.request`` reaches the open world.
-Whether a skill calls ``wx.request`` is read from its API code (index.js and every .js outside
-components/), not from each handler alone, because handlers share modules freely.
+for consent), and an API of a skill whose code can reach the network (``wx.request`` and the other
+network members of ``wx``, frontend/open_world.py) reaches the open world. That is read from the
+tokens of its API code (index.js and every .js outside components/; comments and strings never
+count), not from each handler alone, because handlers share modules freely.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcp.server.apps import APP_MIME_TYPE
-from mcp_types import Tool, ToolAnnotations
+from mcp_types import Icon, Tool, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from skillc.frontend.manifest import ApiSpec
+from skillc.frontend.open_world import reaches_network
 from skillc.frontend.package import SkillPackage
 from skillc.ir.events import EVENT_NAMES, EventName
 from skillc.runtime.cards.card_models import CardEventView, CardUpdatesView
@@ -56,15 +58,15 @@ CARD_VIEW_TOOL = "skillc_card_view"
 CARD_UPDATES_TOOL = "skillc_card_updates"
 CARD_VISIBILITY_TOOL = "skillc_card_visibility"
 CONSENT_TOOL = "skillc_consent"
-_WX_REQUEST = re.compile(r"\bwx\s*\.\s*request\b")
 _TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 # A description that already names its risk level or consent needs no second sentence about it.
 _SAYS_CONSENT = re.compile(r"\b(?:risk\s*L[34]|L[34]\b|consent)", re.I)
 
 
 def uses_wx_request(package: SkillPackage) -> bool:
+    """Whether the skill's API code can reach the network (the name is older than the check)."""
     return any(
-        path.endswith(".js") and not path.startswith("components/") and _WX_REQUEST.search(text)
+        path.endswith(".js") and not path.startswith("components/") and reaches_network(text)
         for path, text in package.sources.items()
     )
 
@@ -95,6 +97,7 @@ class ServedApi:
     risk: RiskLevel
     open_world: bool
     resource_uri: str | None  # set when the API is bound to a component that can be served
+    icons: list[Icon] = field(default_factory=list)  # the skill's (skill_icon.py)
 
 
 def tool_for(api: ServedApi, *, strict_output: bool = False) -> Tool:
@@ -110,7 +113,6 @@ def tool_for(api: ServedApi, *, strict_output: bool = False) -> Tool:
     meta: dict[str, Any] = {"skillc/risk": api.risk.value, "skillc/skill": api.skill, "skillc/api": spec.name}
     if api.resource_uri is not None:
         meta["ui"] = {"resourceUri": api.resource_uri, "visibility": ["model", "app"]}
-        meta["ui/resourceUri"] = api.resource_uri  # the flat key older hosts read
     description = spec.description
     if api.risk.needs_approval and not _SAYS_CONSENT.search(description):
         description += f" (Risk {api.risk.value}: runs only with the user's consent.)"
@@ -121,6 +123,7 @@ def tool_for(api: ServedApi, *, strict_output: bool = False) -> Tool:
         input_schema=spec.input_schema,
         output_schema=spec.output_schema if strict_output else None,
         annotations=annotations,
+        icons=api.icons or None,
         _meta=with_host_keys(meta),
     )
 

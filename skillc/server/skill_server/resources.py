@@ -1,9 +1,10 @@
-"""What a client reads rather than calls: resources (the debug descriptor, each skill's SKILL.md,
-the ``ui://`` card views, a session's ``events://`` and its ``artefact://`` blobs), their
-templates, and one prompt per skill (its SKILL.md)."""
+"""What a client reads rather than calls: resources (the debug descriptor, each skill's files under
+``skill://`` (SKILL.md listed), the ``ui://`` card views, a session's ``events://`` and its
+``artefact://`` blobs), their templates, and one prompt per skill (its SKILL.md)."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
+    BlobResourceContents,
     GetPromptRequestParams,
     GetPromptResult,
     ListPromptsResult,
@@ -34,8 +36,10 @@ from skillc.server.catalog import Catalogue
 from skillc.server.descriptor import DESCRIPTOR_URI, DebugDescriptor, descriptor_read, descriptor_resource
 from skillc.server.events import EVENTS_URI_TEMPLATE, EventHub, EventUriError, parse_events_uri
 from skillc.server.host_meta import view_resource_meta
-from skillc.server.skill_docs import SKILL_MD_MIME
+from skillc.server.skill_docs import SKILL_MD_MIME, SkillDoc
+from skillc.server.skill_files import SkillFile, is_text
 from skillc.server.skill_server.served import ServedSkills
+from skillc.server.skills_ext import SkillsExtension
 from skillc.server.tools import APP_MIME_TYPE, HANDOFF_VIEW
 from skillc.server.view import view_html
 
@@ -53,6 +57,7 @@ class SkillResources:
         session_of: Callable[[ServerRequestContext[Any]], str],
         verify_session: Callable[[str], bool],
         descriptor: Callable[[], DebugDescriptor],
+        skill_files: SkillsExtension,
     ) -> None:
         self._catalogue = catalogue
         self._skills = skills
@@ -61,6 +66,7 @@ class SkillResources:
         self._session_of = session_of
         self._verify = verify_session  # whether a session capability is the running caller's
         self._descriptor = descriptor
+        self._files = skill_files
 
     async def list_resources(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
@@ -70,17 +76,7 @@ class SkillResources:
                 "Whether a debugger is available, listening or connected for these skills, and how to attach one."
             )
         ]
-        resources += [
-            Resource(
-                uri=s.doc.uri,
-                name=f"{name}/SKILL.md",
-                title=f"{s.doc.title}: SKILL.md",
-                description=f"How and when to use the {name} tools (the skill's instructions for the model).",
-                mime_type=SKILL_MD_MIME,
-                size=len(s.doc.text.encode("utf-8")),
-            )
-            for name, s in self._skills.by_name.items()
-        ]
+        resources += [self._skill_md_resource(name, s.doc) for name, s in self._skills.by_name.items()]
         for uri, (skill, path) in self._catalogue.components.items():
             apis = [a.tool_name for a in self._catalogue.apis.values() if a.resource_uri == uri]
             card = "handoff card" if path == HANDOFF_VIEW else f"{path.split('/')[1]} card"
@@ -125,9 +121,9 @@ class SkillResources:
             return ReadResourceResult(contents=[blob])
         if uri == DESCRIPTOR_URI:
             return descriptor_read(self._descriptor())
-        doc = next((s.doc for s in self._skills.by_name.values() if s.doc.uri == uri), None)
-        if doc is not None:
-            return ReadResourceResult(contents=[TextResourceContents(uri=uri, mime_type=SKILL_MD_MIME, text=doc.text)])
+        file = self._files.file(uri)
+        if file is not None:
+            return ReadResourceResult(contents=[_file_contents(file)])
         found = self._catalogue.components.get(uri)
         if found is None:
             raise MCPError(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
@@ -136,6 +132,22 @@ class SkillResources:
         meta = view_resource_meta(self._skills.by_name[skill].resource_domains, _view_description(skill, path))
         contents = TextResourceContents(uri=uri, mime_type=APP_MIME_TYPE, text=view_html(skill, path, uri), _meta=meta)
         return ReadResourceResult(contents=[contents])
+
+    def _skill_md_resource(self, name: str, doc: SkillDoc) -> Resource:
+        """SKILL.md as MCP Skills describes it: ``name`` and ``description`` from its front matter
+        (when the skill is listed), its size as served."""
+        file = self._files.file(doc.uri)
+        front = next((e.frontmatter for e in self._files.listed if e.uri == doc.uri), None)
+        return Resource(
+            uri=doc.uri,
+            name=front["name"] if front else f"{name}/SKILL.md",
+            title=f"{doc.title}: SKILL.md",
+            description=front["description"]
+            if front
+            else f"How and when to use the {name} tools (the skill's instructions for the model).",
+            mime_type=SKILL_MD_MIME,
+            size=len(file.data) if file is not None else len(doc.text.encode("utf-8")),
+        )
 
     async def list_resource_templates(
         self, _ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
@@ -175,3 +187,11 @@ class SkillResources:
 def _view_description(skill: str, path: str) -> str:
     card = "handoff card" if path == HANDOFF_VIEW else f"{path.split('/')[1]} card"
     return f"The {skill} {card}: a WeChat AI-mode card, rendered from the tool result and tappable."
+
+
+def _file_contents(file: SkillFile) -> TextResourceContents | BlobResourceContents:
+    """A skill file as read: text when it is UTF-8 text (byte for byte what its digest covers),
+    else base64."""
+    if is_text(file):
+        return TextResourceContents(uri=file.uri, mime_type=file.mime_type, text=file.data.decode("utf-8"))
+    return BlobResourceContents(uri=file.uri, mime_type=file.mime_type, blob=base64.b64encode(file.data).decode())

@@ -49,7 +49,9 @@ from skillc.server.registry import ToolResult
 from skillc.server.request_log import RequestRecord, emit
 from skillc.server.results import wire_safe
 from skillc.server.sessions import SESSION_META, SessionBinder, SessionKeys
-from skillc.server.skill_docs import instructions
+from skillc.server.skill_docs import instructions, server_identity
+from skillc.server.skill_files import skill_entry
+from skillc.server.skill_icon import skill_icons
 from skillc.server.skill_server.answer import CallAnswer, answering
 from skillc.server.skill_server.api_calls import ApiCalls
 from skillc.server.skill_server.card_tools import CardTools
@@ -58,6 +60,7 @@ from skillc.server.skill_server.resources import SkillResources
 from skillc.server.skill_server.served import ServedSkills
 from skillc.server.skill_server.tool_list import skill_tools
 from skillc.server.skill_server.ui_control_wiring import UiControlWiring, ui_control_status
+from skillc.server.skills_ext import SkillsExtension
 
 log = logging.getLogger("skillc.server")
 
@@ -131,6 +134,9 @@ class SkillServer:
             "Debugger MCP (/__wsd_mcp)",
         )
         self._client_log = ClientLog()
+        # MCP Skills (skills/list, skills/get): each served skill's files, read once now.
+        served = self._skills.by_name
+        self.skills = SkillsExtension([skill_entry(s.package, served[s.package.name].doc) for s in catalogue.skills])
         self._calls = ApiCalls(
             self._skills,
             self.consent,
@@ -149,6 +155,7 @@ class SkillServer:
             session_of=self.session_of,
             verify_session=self.sessions.verify,
             descriptor=lambda: self.descriptor(),  # looked up at each read: `skillc debug` swaps it in later
+            skill_files=self.skills,
         )
         self.ui_control_status = ui_control_status(catalogue, ui_control)
         available = self.ui_control_status["status"] == "available"
@@ -166,11 +173,16 @@ class SkillServer:
             self.server: Server[Any] = self._mcp_server()
         if catalogue.components:
             self.server.extensions[EXTENSION_ID] = {}
+        self.skills.install(self.server, self._logged)
 
     def _mcp_server(self) -> Server[Any]:
+        name, title = server_identity(list(self._skills.by_name), __version__)
+        only = self.catalogue.skills[0].package.root if len(self.catalogue.skills) == 1 else None
         return Server(
-            "skillc",
+            name,
             version=__version__,
+            title=title,
+            icons=(skill_icons(only) or None) if only is not None else None,
             instructions=instructions([s.doc for s in self._skills.by_name.values()]),
             # Every caller is listed the same tools, so a lookup answers what a listing would.
             get_tool_input_schema=self.tools.input_schema,
