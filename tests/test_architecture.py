@@ -33,7 +33,7 @@ ALLOWED = {
 }
 DRIVERS = {"cli", "check", "build", "__main__"}
 # The runtime's parts, lowest first: each may import only those before it.
-RUNTIME_PARTS = ("sandbox", "state", "host", "api", "cards", "flows")
+RUNTIME_PARTS = ("sandbox", "state", "host", "api", "cards", "pages", "flows")
 RUNTIME_SHARED = {"contracts", "config"}
 UI_CONTROL = PACKAGE / "server" / "ui_control"
 # Server modules that import nothing of the server: any part may use them.

@@ -102,10 +102,16 @@ class HtmlBackend:
         return render_html(doc, title=opts.title)
 
 
-def render_html(doc: RenderDocument, *, title: str | None = None) -> str:
-    """A complete document: viewport meta, color scheme, base CSS, body as wide as the viewport."""
+def render_html(doc: RenderDocument, *, title: str | None = None, page: bool = False) -> str:
+    """A complete document: viewport meta, color scheme, base CSS, body as wide as the viewport.
+    ``page``: a mini-program page, not a card: the body fills the device screen and scrolls."""
     vp = doc.viewport
     scheme = vp.color_scheme
+    box = (
+        f"width:{vp.width}px;min-height:{vp.height}px"
+        if page
+        else f"width:{vp.width}px;min-height:{vp.card_min_height}px;max-height:{vp.card_max_height}px;overflow:hidden"
+    )
     return (
         "<!DOCTYPE html>\n"
         f'<html data-color-scheme="{scheme}" style="color-scheme:{scheme}">\n'
@@ -120,8 +126,7 @@ def render_html(doc: RenderDocument, *, title: str | None = None) -> str:
         # The card box (docs/backends.md): as wide as the viewport, as tall as the content between
         # a quarter of that width and all of it, the rest clipped, as WeChat shows a card. Not on
         # <body> alone: the root's overflow:auto keeps body's overflow from passing to the viewport.
-        f'<body style="width:{vp.width}px;min-height:{vp.card_min_height}px;max-height:{vp.card_max_height}px;'
-        'overflow:hidden">\n'
+        f'<body style="{box}">\n'
         f"{render_html_fragment(doc)}\n"
         "</body>\n"
         "</html>\n"

@@ -262,7 +262,7 @@
     return guard('timer', function () { return apply(t.fn, undefined, t.args); });
   };
 
-  I.bootComponent = function (dynamic, maxDataIndex) {
+  function installWx(dynamic, maxDataIndex) {
     if (typeof maxDataIndex === 'number') maxIndex = maxDataIndex;
     const wx = I.makeWx({ network: dynamic });
     // Card actions the host carries out (host/card_media.py); wx.js gives cards no stub for them.
@@ -279,12 +279,53 @@
     wx.modelContext.getViewContext = function () { return viewCtx; };
     Object.defineProperty(global, 'wx', { value: I.freezeHost(wx), writable: false, configurable: false, enumerable: true });
     if (dynamic) installCardTimers();
+  }
+
+  I.bootComponent = function (dynamic, maxDataIndex) {
+    installWx(dynamic, maxDataIndex);
     const Component = function Component(options) {
       if (def !== null) throw new Error('Component() was called more than once');
       if (options === null || typeof options !== 'object') throw new TypeError('Component() expects an object');
       def = options;
     };
     Object.defineProperty(global, 'Component', { value: Component, writable: false, configurable: false, enumerable: false });
+  };
+
+  // -- a mini-program page (skillc/runtime/pages): Page({data, onLoad(query), ...}) -------------
+  // The same instance machinery as a card (setData, the change queue, observers are the card's);
+  // what differs is the definition: a page's methods are its top-level functions, and its hooks
+  // take arguments (onLoad's query). The debug console renders one page per context.
+  let pageMode = false;
+  I.bootPage = function (maxDataIndex) {
+    installWx(false, maxDataIndex);
+    pageMode = true;
+    const Page = function Page(options) {
+      if (def !== null) throw new Error('Page() was called more than once');
+      if (options === null || typeof options !== 'object') throw new TypeError('Page() expects an object');
+      def = options;
+    };
+    const app = freeze({ globalData: {} }); // no App() runs beside a page in the console
+    const define = function (name, value) {
+      Object.defineProperty(global, name, { value: value, writable: false, configurable: false, enumerable: false });
+    };
+    define('Page', Page);
+    define('getApp', function () { return app; });
+    define('getCurrentPages', function () { return inst === null ? [] : [inst]; });
+  };
+  I.createPage = function (route, queryJson) {
+    if (def === null) {
+      return I.envelope({ name: 'Error', message: 'the page did not call Page({...})', stack: '', at: null, phase: 'load' });
+    }
+    return guard('create', function () {
+      const data = def.data && typeof def.data === 'object' ? parse(stringify(def.data)) : {};
+      inst = { route: route, options: parse(queryJson), data: data, setData: setData };
+      for (const k of keysOf(def)) if (typeof def[k] === 'function' && k !== 'data') inst[k] = def[k];
+    });
+  };
+  // A page hook (onLoad with its query, onShow, onReady); one the page lacks is not an error.
+  I.pageHook = function (name, argJson) {
+    if (!pageMode || inst === null || typeof def[name] !== 'function') return '';
+    return guard(name, function () { return def[name].call(inst, parse(argJson)); });
   };
 
   // -- driver functions (Python calls these; each returns '' or a described error as JSON) ---

@@ -59,6 +59,21 @@ class SkillCode:
         app_id = pkg.project.app_id() if pkg.project is not None else None
         return cls(tuple(scripts), tuple(data), tuple(refused), pkg.code_root, app_id)
 
+    @classmethod
+    def of_files(cls, files: dict[str, str], *, label: str, app_id: str | None = None) -> SkillCode:
+        """The code of a VM that runs files from outside a skill (a mini-program page): each .js
+        wrapped and checked as a skill's is, ``require()`` kept among ``files`` (named by ``label``)."""
+        scripts, data, refused = [], [], []
+        for path in sorted(files):
+            text = files[path]
+            if path.endswith(".js"):
+                if not is_module_body(text):
+                    refused.append((path, _NOT_A_BODY.format(path=path)))
+                scripts.append((path, _WRAP_HEAD + text + _WRAP_TAIL))
+            elif path.endswith(".json"):
+                data.append((path, text))
+        return cls(tuple(scripts), tuple(data), tuple(refused), CodeRoot(label=label), app_id)
+
 
 _NOT_A_BODY = (
     "SyntaxError: {path} is not a module body: it closes the function it is compiled into "

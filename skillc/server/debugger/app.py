@@ -54,7 +54,7 @@ MAX_SNAPSHOT_BYTES = MAX_BODY_BYTES  # the limit of every JSON body of the debug
 def catalogue_targets(catalogue: Catalogue | None) -> RenderTargets:
     """Widgets = the served components (widgetId = the component folder, ``<skill>/<folder>`` when two
     skills share one); pages = the routes APIs hand off to (``_meta.ui.pagePath``) and the cards'
-    ``relatedPage``. skillc runs no mini-program page: a page target is a handoff preview."""
+    ``relatedPage``; the console runs a page as the handoff opens it (:mod:`skillc.server.debugger.pages`)."""
     if catalogue is None:
         return RenderTargets()
     comps = [(skill, path) for skill, path in catalogue.components.values() if path != HANDOFF_VIEW]

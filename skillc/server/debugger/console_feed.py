@@ -19,7 +19,7 @@ from skillc.runtime.contracts import ConsoleEntry as RuntimeLine
 from skillc.server.debugger.snapshot import ConsoleEntry, ConsoleTarget
 
 MAX_LINES = 2000  # kept for consoles that connect later
-TARGETS: dict[str, ConsoleTarget] = {"api-vm": "app", "card-vm": "widget"}
+TARGETS: dict[str, ConsoleTarget] = {"api-vm": "app", "card-vm": "widget", "page-vm": "page"}
 
 
 class ConsoleFeed:
@@ -35,7 +35,7 @@ class ConsoleFeed:
         return list(self.lines)[len(self.lines) - fresh :] if fresh > 0 else []
 
     def add(self, skill: str, source: str, lines: list[RuntimeLine]) -> list[dict[str, Any]]:
-        """``source``: ``api-vm`` or ``card-vm``. Returns the lines as the page receives them."""
+        """``source``: ``api-vm``, ``card-vm`` or ``page-vm``. Returns the lines as the page receives them."""
         wired = [self._entry(skill, source, line).wire() for line in lines]
         self.lines.extend(wired)
         self.total += len(wired)
@@ -51,7 +51,8 @@ class ConsoleFeed:
             source=source,
             timestamp=line.timestamp,
             text=line.text,
-            url=f"{skill}/{line.file}" if line.file else None,
+            # A page's files are the project's (pages/a/b.js), not under the skill's folder.
+            url=(line.file if source == "page-vm" else f"{skill}/{line.file}") if line.file else None,
             line_number=line.line,
             column_number=line.column,
             args=line.args,

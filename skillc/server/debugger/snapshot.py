@@ -36,7 +36,7 @@ class ViewportSize(Wire):
 
 
 class RuntimeTargetInfo(Wire):
-    """The target the console shows: a Widget (a card) or a Page (a handoff preview)."""
+    """The target the console shows: a Widget (a card) or a Page (a mini-program page run with its query)."""
 
     type: TargetType
     id: str  # widgetId or pageId

@@ -13,6 +13,8 @@
 - ``POST /__debug/api/chat`` ``{"query"}``: one chat turn (:mod:`skillc.server.debugger.chat`):
   its requestId, messages, trace events, tool calls, console lines and the card it mounted, as HTML.
 - ``GET /__debug/api/console``: the runtime console lines so far (:mod:`..console_feed`).
+- ``POST /__debug/api/page`` and ``/__debug/api/page/event``: a page opened as the handoff opens it,
+  and its taps (:mod:`skillc.server.debugger.pages`).
 
 The page subscribes to the control channel (:mod:`skillc.server.debugger.channel_sse`), runs the
 commands on the rendered DOM and posts the scene to ``/__agent_trace``.
@@ -43,7 +45,9 @@ from skillc.runtime.contracts import AtomicApiResult
 from skillc.server.debugger.chat import ChatError, ChatSimulator, ToolOutcome
 from skillc.server.debugger.console_feed import ConsoleFeed
 from skillc.server.debugger.guard import BadJson, DebugGuard, new_token, read_json
+from skillc.server.debugger.pages import PageSessions
 from skillc.server.debugger.planner import CommandPlanner, Planner
+from skillc.server.results import HANDOFF_META
 
 CONSOLE_PATHS = ("/", "/__debug")
 _STATIC = {"console.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8"}
@@ -83,8 +87,8 @@ def pages_of(packages: list[SkillPackage]) -> list[dict[str, Any]]:
             continue
         home = None
         if pkg.project is not None:
-            pages = getattr(pkg.project, "pages", None)
-            if isinstance(pages, list) and pages:
+            pages = pkg.project.pages  # app.json's order: the first is the mini program's home
+            if pages:
                 home = "/" + str(pages[0]).lstrip("/")
         for api in manifest.apis:
             path = api.meta.ui.page_path if api.meta and api.meta.ui else None
@@ -123,6 +127,12 @@ class ConsolePage:
         self.cards = cards
         self.chat = chat
         self.feed = feed or ConsoleFeed()
+
+        def runtime(skill: str) -> Any:
+            host = cards(skill) if cards is not None else None
+            return host.runtime if host is not None else None
+
+        self.page_sessions = PageSessions(packages, runtime, self.feed)
 
     async def index(self, _request: Request) -> Response:
         return HTMLResponse(_asset("index.html"), headers={"Cache-Control": "no-store"})
@@ -226,6 +236,21 @@ class ConsolePage:
             "data": data,
         }
 
+    async def page(self, request: Request) -> Response:
+        return await self._page_call(request, self.page_sessions.open)
+
+    async def page_event(self, request: Request) -> Response:
+        return await self._page_call(request, self.page_sessions.event)
+
+    async def _page_call(self, request: Request, run: Callable[[dict[str, Any]], Any]) -> Response:
+        try:
+            body = await _json_body(request)
+        except BadJson as err:
+            return JSONResponse(_fail("RENDER_FAILED", str(err)), 400)
+        if body is None:
+            return JSONResponse(_fail("RENDER_FAILED", "the body must be a JSON object"), 400)
+        return JSONResponse(await run(body))
+
     async def chat_turn(self, request: Request) -> Response:
         try:
             body = await _json_body(request)
@@ -253,6 +278,7 @@ class ConsolePage:
                 "toolCalls": [c.wire() for c in turn.tool_calls],
                 "console": self.feed.since(mark),
                 "cards": [card for o in turn.outcomes if (card := self._card(o)) is not None],
+                "handoffs": [h for o in turn.outcomes if (h := _handoff(o)) is not None],
             }
         )
 
@@ -294,7 +320,19 @@ class ConsolePage:
             Route("/__debug/api/console", self.console, methods=["GET"]),
             Route("/__debug/api/render", self.render, methods=["POST"]),
             Route("/__debug/api/chat", self.chat_turn, methods=["POST"]),
+            Route("/__debug/api/page", self.page, methods=["POST"]),
+            Route("/__debug/api/page/event", self.page_event, methods=["POST"]),
         ]
+
+
+def _handoff(outcome: ToolOutcome) -> dict[str, Any] | None:
+    """The page a turn's call handed off to (``_meta`` of its result): the console opens it, as
+    WeChat opens the page when an API returns a handoff."""
+    meta = outcome.result.meta if outcome.result is not None else None
+    handoff = (meta or {}).get(HANDOFF_META)
+    if not isinstance(handoff, dict) or not isinstance(handoff.get("path"), str):
+        return None
+    return {"toolName": outcome.tool, "toolCallId": outcome.call_id, "path": handoff["path"], "url": handoff.get("url")}
 
 
 async def _json_body(request: Request) -> dict[str, Any] | None:
@@ -528,6 +566,7 @@ def build_debug_server(
                         await task
                 if headless is not None:
                     await headless.stop()
+                page.page_sessions.close()
                 await shooter.close()
                 await chromium.close()
                 await prepared.server.close()

@@ -199,33 +199,82 @@
       .then(function () { return finishRender(commandId); });
   }
 
-  function esc(s) { return String(s).replace(/[&<>"]/g, function (c) { return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]; }); }
-
   function parseRoute(url) {
     var q = url.indexOf('?'), path = q < 0 ? url : url.slice(0, q), query = {};
     if (q >= 0) new URLSearchParams(url.slice(q + 1)).forEach(function (v, k) { query[k] = v; });
     return { path: path, query: query };
   }
 
+  // The open page's id on the server: its taps go there (skillc/server/debugger/pages.py).
+  var pageSession = null;
+
+  function showDiagnostics(target, list) {
+    (list || []).forEach(function (d) {
+      var level = d.severity.indexOf('error') >= 0 ? 'error' : d.severity.indexOf('warn') >= 0 ? 'warn' : 'info';
+      addConsole(target, level, 'compiler', d.code + ' ' + d.message, { url: d.file || undefined, lineNumber: d.line || undefined, columnNumber: d.column || undefined });
+    });
+  }
+
+  // The page runs on the server as the handoff opens it: its WXML and WXSS through the compiler,
+  // Page({...}) with onLoad(query), onShow, onReady; the frame shows what it rendered.
   function renderPage(url, commandId) {
     var route = parseRoute(String(url || ''));
     var page = state.targets.pages.filter(function (p) { return p.path === route.path; })[0];
     if (!page) return Promise.reject(fail('TARGET_NOT_FOUND', 'no page ' + JSON.stringify(route.path) + ' (pages: ' + state.targets.pages.map(function (p) { return p.path; }).join(', ') + ')'));
-    addTrace('runtime', 'render_page', { url: url });
-    var rows = Object.keys(route.query).map(function (k) {
-      return '<div data-uid="page-q-' + esc(k) + '" data-type="text" role="row">' + esc(k) + ' = ' + esc(route.query[k]) + '</div>';
-    }).join('');
-    var html = '<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0;font:15px/1.5 sans-serif;padding:16px}' +
-      'h1{font-size:18px}pre{background:#f4f4f4;padding:8px;white-space:pre-wrap}</style></head><body>' +
-      '<div data-uid="root" data-type="view">' +
-      '<h1 data-uid="page-title" data-type="text">' + esc(page.path) + '</h1>' +
-      '<p data-uid="page-note" data-type="text">Handoff preview: skillc does not run mini-program pages; this route opens with the query below (' + esc(page.via || '') + ').</p>' +
-      '<div data-uid="page-query" data-type="view">' + (rows || '<div data-uid="page-q-none" data-type="text">no query</div>') + '</div>' +
-      '<pre data-uid="page-payload" data-type="text">' + esc(JSON.stringify({ route: route.path, query: route.query }, null, 2)) + '</pre>' +
-      '</div></body></html>';
     state.mode = 'page';
-    state.current = { type: 'page', id: page.pageId, name: page.name, path: page.path, query: route.query, viewport: copy(state.viewport) };
-    return loadFrame(html).then(function () { return finishRender(commandId); });
+    addTrace('runtime', 'render_page', { url: url });
+    var body = { url: String(url), width: state.viewport.width, height: state.viewport.height };
+    return api('/__debug/api/page', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      .then(function (r) { return r.json(); })
+      .then(function (res) {
+        showDiagnostics('page', res.diagnostics);
+        addEntries(res.console);
+        if (!res.ok) throw fail(res.error.code, res.error.message);
+        pageSession = res.pageSessionId;
+        state.currentData = res.data || {};
+        state.current = { type: 'page', id: page.pageId, name: page.name, path: page.path, query: res.query || route.query, viewport: copy(state.viewport) };
+        return loadFrame(res.html).then(bindPageTaps);
+      })
+      .then(function () { return finishRender(commandId); });
+  }
+
+  // A tap (click, or Enter / Space on a focused button) on a node that has a tap handler, or sits
+  // inside one, is sent to the page; the handlers' setData comes back as the page re-rendered.
+  function bindPageTaps() {
+    var doc = frame.contentDocument, session = pageSession;
+    function tapped(el) {
+      if (!el || !el.closest || session !== pageSession || !el.closest('[data-bind-tap],[data-catch-tap]')) return;
+      var node = el.closest('[data-uid]');
+      if (node) pageTap(session, node.getAttribute('data-uid')).catch(showError);
+    }
+    doc.addEventListener('click', function (ev) { tapped(ev.target); });
+    doc.addEventListener('keydown', function (ev) {
+      if ((ev.key === 'Enter' || ev.key === ' ') && ev.target && ev.target.getAttribute && ev.target.getAttribute('role') === 'button') {
+        ev.preventDefault();
+        tapped(ev.target);
+      }
+    });
+  }
+
+  function pageTap(session, uid) {
+    addTrace('runtime', 'page_event', { kind: 'tap', uid: uid });
+    var body = { pageSessionId: session, nodeId: uid, kind: 'tap' };
+    var se = frame.contentDocument.scrollingElement, scroll = se ? [se.scrollLeft, se.scrollTop] : [0, 0];
+    return api('/__debug/api/page/event', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      .then(function (r) { return r.json(); })
+      .then(function (res) {
+        showDiagnostics('page', res.diagnostics);
+        addEntries(res.console);
+        if (!res.ok) throw fail(res.error.code, res.error.message);
+        if (session !== pageSession) return null; // another page opened meanwhile
+        state.currentData = res.data || {};
+        return loadFrame(res.html).then(function () {
+          var now = frame.contentDocument.scrollingElement;
+          if (now) { now.scrollLeft = scroll[0]; now.scrollTop = scroll[1]; }
+          bindPageTaps();
+          return finishRender(null);
+        });
+      });
   }
 
   function copy(v) { return JSON.parse(JSON.stringify(v)); }
@@ -468,8 +517,15 @@
         addTurn(res);
         $('chat-input').value = '';
         var card = (res.cards || []).filter(function (c) { return c.html; }).pop();
+        // A call that handed off to a page of the mini program opens it with the handoff's query,
+        // as WeChat does; a card the turn mounted after it is what stays on screen.
+        var handoff = (res.handoffs || []).filter(function (h) {
+          return state.targets.pages.some(function (p) { return p.path === h.path; });
+        }).pop();
         var shown = Promise.resolve();
-        if (card) {
+        if (handoff && !card) {
+          shown = renderPage(handoff.url || handoff.path, null).catch(showError);
+        } else if (card) {
           state.currentData = card.structuredContent || {};
           state.current = { type: 'widget', id: card.widgetId || card.componentPath, name: card.name, path: card.componentPath, cardId: card.cardId, viewport: copy(state.viewport) };
           shown = loadFrame(card.html).then(function () { markCurrent(); });
