@@ -90,12 +90,15 @@ def tree_cpu_s(pid: int) -> float:
 
 
 @contextmanager
-def serving(cmd: list[str]) -> Iterator[subprocess.Popen[str]]:
+def serving(cmd: list[str], env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
     """A server process, up (its "MCP endpoint" line seen), terminated on the way out."""
     serve_load = sibling("serve_load")
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        serve_load.wait_ready(proc)
+        try:
+            serve_load.wait_ready(proc)
+        except SystemExit as why:  # wait_ready ends the process; for the scorecard it is one row's failure
+            raise RuntimeError(str(why)) from None
         yield proc
     finally:
         proc.terminate()
@@ -127,6 +130,7 @@ def check_for(kind: str) -> Callable[[int, Any], str | None]:
 class Target:
     kind: str
     url: str
+    label: str
     proc: subprocess.Popen[str]
     http: httpx.Client
     cpu_ms: list[float] = field(default_factory=list)  # per round: server CPU ms per call
@@ -150,7 +154,7 @@ class Target:
 
 @dataclass(frozen=True)
 class Result:
-    kind: str
+    kind: str  # the label: card, apps, plain, bare, or "card@base" for the --baseline server
     cpu_ms: float  # median server CPU per call
     latency_ms: float  # median latency
     payload_bytes: int
@@ -166,7 +170,7 @@ def sequential(targets: list[Target], rounds: int, calls: int, warm_up: int) -> 
         for k in range(len(targets)):
             targets[(r + k) % len(targets)].batch(calls)
     return [
-        Result(t.kind, statistics.median(t.cpu_ms), statistics.median(t.latency_ms), t.payload_bytes) for t in targets
+        Result(t.label, statistics.median(t.cpu_ms), statistics.median(t.latency_ms), t.payload_bytes) for t in targets
     ]
 
 
@@ -181,7 +185,7 @@ class Rate:
 def concurrent(targets: list[Target], clients: int, calls: int, rounds: int) -> list[Rate]:
     """``clients`` keep-alive clients on each target in turn, ``rounds`` times; medians per target."""
     http_load = sibling("http_load")
-    figures: dict[str, list[tuple[float, float, float]]] = {t.kind: [] for t in targets}
+    figures: dict[str, list[tuple[float, float, float]]] = {t.label: [] for t in targets}
     for r in range(rounds + 1):  # round 0 warms up
         for k in range(len(targets)):
             t = targets[(r + k) % len(targets)]
@@ -190,11 +194,11 @@ def concurrent(targets: list[Target], clients: int, calls: int, rounds: int) -> 
             out = asyncio.run(http_load.load(t.url, encoded, clients, check_for(t.kind)))
             cpu = tree_cpu_s(t.proc.pid) - c0
             if out.failures or len(out.latencies_ms) != len(encoded):
-                raise RuntimeError(f"{t.kind}: {len(out.failures)} failed: {out.failures[:1]}")
+                raise RuntimeError(f"{t.label}: {len(out.failures)} failed: {out.failures[:1]}")
             if r:
                 lat = sorted(out.latencies_ms)
                 p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
-                figures[t.kind].append((len(lat) / out.elapsed_s, len(lat) / cpu if cpu else float("inf"), p99))
+                figures[t.label].append((len(lat) / out.elapsed_s, len(lat) / cpu if cpu else float("inf"), p99))
     return [
         Rate(
             kind,
@@ -213,22 +217,42 @@ class Run:
 
 
 def measure(
-    kinds: list[str], rounds: int, calls: int, clients: int, load_calls: int, workers: int, state_dir: str
+    kinds: list[str],
+    rounds: int,
+    calls: int,
+    clients: int,
+    load_calls: int,
+    workers: int,
+    state_dir: str,
+    baseline: Path | None = None,
 ) -> Run:
-    """Both servers up; the interleaved sequential rounds, then (``clients`` > 0) the concurrent ones."""
+    """Both servers up (and a third, ``baseline``'s skillc, when given); the interleaved sequential
+    rounds, then (``clients`` > 0) the concurrent ones."""
     serve_load = sibling("serve_load")
-    ours_port, bare_port = serve_load.free_port(), serve_load.free_port()
-    ours_cmd = [sys.executable, "-m", "skillc", "serve", str(SKILL), "--port", str(ours_port)]
-    ours_cmd += ["--state-dir", state_dir, "--workers", str(workers)]
-    bare_cmd = [sys.executable, str(BENCH / "bare_mcp_server.py"), "--port", str(bare_port)]
+
+    def skillc_cmd(port: int, state: str) -> list[str]:
+        cmd = [sys.executable, "-m", "skillc", "serve", str(SKILL), "--port", str(port), "--state-dir", state]
+        return [*cmd, "--workers", str(workers)]
+
     with ExitStack() as stack:
-        ours = stack.enter_context(serving(ours_cmd))
+        servers: list[tuple[str, subprocess.Popen[str], int]] = []  # (label suffix, process, port)
+        port = serve_load.free_port()
+        servers.append(("", stack.enter_context(serving(skillc_cmd(port, state_dir))), port))
+        if baseline is not None:
+            port = serve_load.free_port()
+            base_state = stack.enter_context(tempfile.TemporaryDirectory())
+            env = {**os.environ, "PYTHONPATH": str(baseline)}
+            servers.append(("@base", stack.enter_context(serving(skillc_cmd(port, base_state), env)), port))
+        bare_port = serve_load.free_port()
+        bare_cmd = [sys.executable, str(BENCH / "bare_mcp_server.py"), "--port", str(bare_port)]
         bare = stack.enter_context(serving(bare_cmd))
         targets = []
-        for kind in [*kinds, "bare"]:
-            http = stack.enter_context(httpx.Client(headers=serve_load.HEADERS, timeout=30))
-            proc, port = (bare, bare_port) if kind == "bare" else (ours, ours_port)
-            targets.append(Target(kind, f"http://127.0.0.1:{port}/mcp", proc, http))
+        for kind in kinds:
+            for suffix, proc, port in servers:
+                http = stack.enter_context(httpx.Client(headers=serve_load.HEADERS, timeout=30))
+                targets.append(Target(kind, f"http://127.0.0.1:{port}/mcp", kind + suffix, proc, http))
+        http = stack.enter_context(httpx.Client(headers=serve_load.HEADERS, timeout=30))
+        targets.append(Target("bare", f"http://127.0.0.1:{bare_port}/mcp", "bare", bare, http))
         seq = sequential(targets, rounds, calls, warm_up=20)
         rates: list[Rate] = []
         if clients > 0:
@@ -240,21 +264,21 @@ def measure(
 def report(run: Run, workers: int, clients: int) -> None:
     bare = next(r for r in run.sequential if r.kind == "bare")
     print(f"tools/call searchDrinks, sequential, server CPU per call (skillc serve --workers {workers}; medians)")
-    print(f"  {'kind':<6} {'CPU ms/call':>11} {'latency ms':>10} {'x bare (CPU)':>12} {'2-core calls/s':>14} {'bytes':>6}")
+    head = f"{'CPU ms/call':>11} {'latency ms':>10} {'x bare (CPU)':>12} {'2-core calls/s':>14} {'bytes':>6}"
+    print(f"  {'kind':<11} {head}")
     for r in run.sequential:
         ratio = r.cpu_ms / bare.cpu_ms if bare.cpu_ms else float("nan")
         implied = 2000 / r.cpu_ms if r.cpu_ms else float("inf")
-        print(
-            f"  {r.kind:<6} {r.cpu_ms:>11.2f} {r.latency_ms:>10.2f} {ratio:>11.2f}x {implied:>14.0f} {r.payload_bytes:>6}"
-        )
-    worst = max((r for r in run.sequential if r.kind != "bare"), key=lambda r: r.cpu_ms)
+        figures = f"{r.cpu_ms:>11.2f} {r.latency_ms:>10.2f} {ratio:>11.2f}x {implied:>14.0f} {r.payload_bytes:>6}"
+        print(f"  {r.kind:<11} {figures}")
+    worst = max((r for r in run.sequential if r.kind in KINDS), key=lambda r: r.cpu_ms)
     met = worst.cpu_ms <= GOAL_RATIO * bare.cpu_ms
     print(f"  goal: <= {GOAL_RATIO:.0f}x the bare SDK tool: {'met' if met else 'missed'} (worst: {worst.kind})")
     if run.rates:
         print(f"{clients} concurrent keep-alive clients (medians)")
         for rate in run.rates:
             print(
-                f"  {rate.kind:<6} {rate.calls_per_s:>7.0f} calls/s  {rate.per_cpu_s:>7.0f} calls per server CPU-s"
+                f"  {rate.kind:<11} {rate.calls_per_s:>7.0f} calls/s  {rate.per_cpu_s:>7.0f} calls per server CPU-s"
                 f"  p99 {rate.p99_ms:.1f} ms"
             )
 
@@ -267,6 +291,12 @@ def main() -> None:
     parser.add_argument("--load-calls", type=int, default=600, help="calls per concurrent round")
     parser.add_argument("--workers", type=int, default=1, help="skillc serve --workers")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated: {', '.join(KINDS)}")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a folder holding another skillc package (e.g. `git archive REV skillc | tar -x -C DIR`):"
+        " its serve runs too, interleaved, its kinds labelled @base",
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run (2 rounds of 5 calls, 4 clients)")
     opts = parser.parse_args()
     if opts.quick:
@@ -277,7 +307,7 @@ def main() -> None:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{os.cpu_count()} cores, load average {load}; figures are noisy on a shared machine")
     with tempfile.TemporaryDirectory() as state:
-        run = measure(kinds, opts.rounds, opts.calls, opts.clients, opts.load_calls, opts.workers, state)
+        run = measure(kinds, opts.rounds, opts.calls, opts.clients, opts.load_calls, opts.workers, state, opts.baseline)
     report(run, opts.workers, opts.clients)
 
 
