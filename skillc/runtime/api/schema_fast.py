@@ -15,7 +15,7 @@ the schema's own order, as jsonschema runs them, so the defaults an input schema
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import Any
 
 from skillc.ir.render import copy_json
@@ -163,7 +163,7 @@ def _bound(test: Callable[[float, float], bool]) -> Callable[[Any, dict[str, Any
     return make
 
 
-def _length(test: Callable[[int, int], bool], kind: type) -> Callable[[Any, dict[str, Any], bool], Check]:
+def _length(test: Callable[[int, int], bool], kind: type[Sized]) -> Callable[[Any, dict[str, Any], bool], Check]:
     def make(value: Any, _schema: dict[str, Any], _fill: bool) -> Check:
         if not isinstance(value, int) or isinstance(value, bool):
             raise _Unsupported
