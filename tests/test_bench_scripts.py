@@ -166,6 +166,27 @@ def test_serve_load_quick_compares_one_and_two_workers() -> None:
     )
 
 
+def test_callpath_prints_cpu_per_call_of_each_kind_beside_the_bare_sdk_tool() -> None:
+    # The baseline is this tree itself: the point is that a third server runs, interleaved, labelled.
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "callpath.py"), "--quick", "--baseline", str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {
+        m.group(1): float(m.group(3))
+        for m in re.finditer(r"^  (\S+) +(\d+\.\d\d) +\d+\.\d\d +(\d+\.\d\d)x +\d+ +\d+$", done.stdout, re.M)
+    }
+    assert set(rows) == {"card", "card@base", "apps", "apps@base", "plain", "plain@base", "bare"}, done.stdout
+    assert rows["bare"] == 1.0  # the ratio column is against the bare SDK tool
+    assert re.search(r"^  goal: <= 2x the bare SDK tool: (met|missed) \(worst: \w+\)$", done.stdout, re.M)
+    loaded = re.findall(r"^  (\S+) +\d+ calls/s +\d+ calls per server CPU-s  p99 ", done.stdout, re.M)
+    assert loaded == ["card", "card@base", "bare"], done.stdout
+
+
 def test_serve_load_rejects_bad_worker_counts() -> None:
     done = subprocess.run(
         [sys.executable, str(BENCH / "serve_load.py"), "--workers", "0,2"],

@@ -308,6 +308,66 @@ def test_the_incremental_height_estimate_equals_a_full_one(h: Harness) -> None:
     assert HeightCache(375).measure(ev.document.root) == pytest.approx(full)
 
 
+def test_cards_mounted_on_the_same_data_lay_out_once_and_still_measure_their_taps(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillc.runtime.cards import card_layout
+    from skillc.runtime.cards.card_layout import estimate_height
+
+    layouts: list[str] = []
+    real = card_layout.HeightCache.measure
+
+    def counted(self: card_layout.HeightCache, root: RenderNode, dirty: set[str] | None = None) -> float:
+        layouts.append("full" if dirty is None else "patch")
+        return real(self, root, dirty)
+
+    monkeypatch.setattr(card_layout.HeightCache, "measure", counted)
+    first, second = h.call("showTapper").card, h.call("showTapper").card
+    assert first is not None and second is not None and first.card_id != second.card_id
+    assert layouts == ["full"]  # the second card's height came from the first's layout
+    assert second.content_height == first.content_height == pytest.approx(estimate_height(first.document.root, 375))
+    # The second card measures on its first tap (from nothing kept), and gets the full estimate.
+    beta = next(n for n in second.document.root.walk() if n.events and n.events["tap"].dataset.get("id") == "b")
+    ev = h.run(h.host.event(second.card_id, beta.id))
+    assert ev.document is not None
+    assert ev.content_height == pytest.approx(estimate_height(ev.document.root, 375))
+
+
+def test_cards_on_different_data_or_viewports_each_lay_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillc.ir.viewport import Viewport
+    from skillc.runtime.cards import card_layout
+    from skillc.runtime.cards.card_layout import estimate_height
+
+    layouts: list[float] = []
+    real = card_layout.HeightCache.measure
+
+    def counted(self: card_layout.HeightCache, root: RenderNode, dirty: set[str] | None = None) -> float:
+        height = real(self, root, dirty)
+        layouts.append(height)
+        return height
+
+    monkeypatch.setattr(card_layout.HeightCache, "measure", counted)
+    coffee = Harness(COFFEE, tmp_path / "state")
+    try:
+        latte = coffee.call("searchDrinks", {"keyword": "latte"}).card
+        tea = coffee.call("searchDrinks", {"keyword": "tea"}).card
+        narrow = coffee.run(
+            coffee.host.show(
+                "searchDrinks",
+                coffee.call("searchDrinks", {"keyword": "latte"}, mount=False).api.result,
+                {"keyword": "latte"},
+                coffee.ctx,
+                viewport=Viewport(width=200),
+            )
+        ).card
+    finally:
+        coffee.close()
+    assert latte is not None and tea is not None and narrow is not None
+    assert len(layouts) == 3  # latte, tea (other data), latte at 200px (other viewport)
+    for card, width in ((latte, 375), (tea, 375), (narrow, 200)):
+        assert card.content_height == pytest.approx(estimate_height(card.document.root, width))
+
+
 # -- the card surface of docs/compatibility.md (fixture: tests/fixtures/cards/surface-skill) --------
 
 SURFACE = FIXTURES / "cards" / "surface-skill"

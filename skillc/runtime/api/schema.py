@@ -21,6 +21,7 @@ from skillc.frontend.jsonsrc import pointer
 from skillc.frontend.patterns import compiled, unsupported_patterns
 from skillc.frontend.upload_formats import upload_fields
 from skillc.ir.render import copy_json
+from skillc.runtime.api.schema_fast import compile_checker
 
 
 def _scalar(text: str) -> str:
@@ -122,8 +123,12 @@ class SchemaCheck:
         base = _linear(jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator))
         cls = _with_defaults(base) if fill_defaults else base
         self._validator = cls(schema)
+        # A valid value (most are) is told by closures compiled here; jsonschema words the problems.
+        self._valid = compile_checker(schema, fill_defaults=fill_defaults)
 
     def problems(self, instance: Any) -> list[SchemaProblem]:
         """Validate (and, for inputs, fill defaults in place); problems sorted by pointer."""
+        if self._valid is not None and self._valid(instance):
+            return []
         errors = sorted(self._validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
         return [SchemaProblem(pointer(e.absolute_path), e.message) for e in errors]

@@ -28,7 +28,7 @@ from skillc.ir.evaluate import CardRenderer, RenderLimits
 from skillc.ir.events import bubbles, default_detail
 from skillc.ir.render import RenderNode, copy_json
 from skillc.ir.viewport import Viewport
-from skillc.runtime.cards.card_layout import HeightCache
+from skillc.runtime.cards.card_layout import FirstHeights, HeightCache
 from skillc.runtime.cards.card_models import CardView, ComponentAction, Dimensions
 from skillc.runtime.cards.card_query import PreviewState, answer_queries, paint_canvas
 from skillc.runtime.cards.card_timers import CardTimers, RealClock, TimerSetup
@@ -85,6 +85,7 @@ class CardSetup:
     slice_timeout_s: float
     expired_text: str | None
     timing: TimerSetup | None = None  # the card host's clock for a dynamic card's timers
+    first_heights: FirstHeights | None = None  # the host's first-render heights, shared by its cards
 
 
 @dataclass
@@ -170,7 +171,7 @@ class Card:
             if self._too_big(step, _utf8_size(text), "its data"):
                 return self._finish(step)
             loaded = json.loads(text)
-            if not self._first_render(step, loaded if isinstance(loaded, dict) else {}):
+            if not self._first_render(step, loaded if isinstance(loaded, dict) else {}, text):
                 return self._finish(step)
             self._drain(step)
             if step.failure is None:
@@ -436,7 +437,9 @@ class Card:
             return None
         return vm
 
-    def _first_render(self, step: Step, data: dict[str, Any]) -> bool:
+    def _first_render(self, step: Step, data: dict[str, Any], data_text: str | None = None) -> bool:
+        """``data_text``: ``data`` as the VM gave it, JSON; with it the height may come from a card
+        mounted on the same data."""
         try:
             self.renderer.render(data)
         except Exception as exc:  # a renderer bug on odd data must become a fallback, not a crash
@@ -446,7 +449,14 @@ class Card:
         if exceeded is not None:  # its diagnostic (RND005-RND008) is in the render sink
             step.failure = f"{self._name} could not be rendered: {exceeded.message}"
             return False
-        self.content_height = self._heights.measure(self.renderer.document.root)
+        memo = self.setup.first_heights if data_text is not None else None
+        key = (self.binding.component_path, self.setup.viewport, data_text or "")
+        height = memo.get(key) if memo is not None else None
+        if height is None:
+            height = self._heights.measure(self.renderer.document.root)
+            if memo is not None:
+                memo.put(key, height)
+        self.content_height = height
         return True
 
     def _too_big(self, step: Step, size: int, what: str) -> bool:

@@ -37,6 +37,7 @@ from skillc.ir.diff import ReplaceRoot, patches_to_plain
 from skillc.ir.viewport import Viewport
 from skillc.runtime.api.api_runtime import ApiRuntime, Approver
 from skillc.runtime.cards.card import Card, CardSetup, Step, dimensions_for
+from skillc.runtime.cards.card_layout import FirstHeights
 from skillc.runtime.cards.card_models import (
     ApiCallAction,
     CallOutcome,
@@ -123,6 +124,8 @@ class CardHost:
         # One rebuild at a time per card: two taps on a card this instance has not seen share it.
         self._rebuilding: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._compiled: dict[str, tuple[CompiledComponent | None, list[Diagnostic]]] = {}
+        # Cards mounted on the same data lay out once (the layout costs as much as the render).
+        self._first_heights = FirstHeights()
         self._code = SkillCode.of(self.package, components=True)
         manifest = self.package.manifest
         self._declared = frozenset(a.name for a in manifest.apis) if manifest else frozenset()
@@ -696,6 +699,7 @@ class CardHost:
             slice_timeout_s=self.slice_timeout_s,
             expired_text=(comp.expired_text if comp and comp.expired_text else DEFAULT_EXPIRED_TEXT),
             timing=TimerSetup(self.clock, self._timer_order, self._new_stream(), self._hidden),
+            first_heights=self._first_heights,
         )
 
     def _compile(self, path: str) -> tuple[CompiledComponent | None, list[Diagnostic]]:

@@ -13,8 +13,9 @@ without a px height is 3/4 of its width, or 240px). docs/components.md states th
 from __future__ import annotations
 
 import math
+import threading
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from functools import lru_cache
 
 from skillc.ir.css_values import gaps, line_clamp, px
@@ -173,3 +174,27 @@ class HeightCache:
         height = _layout(node, width, lambda k, w: self._height(k, w, dirty, up))
         self._memo[key] = height
         return height
+
+
+class FirstHeights:
+    """The height of a first render, by what decides it: the component, the viewport and the data.
+
+    A first render is a function of those three, so cards mounted on the same data (every search
+    for "latte") share one layout; a card whose height comes from here measures its subtrees when
+    a patch first asks (its HeightCache starts empty). Bounded, oldest out first; the card threads
+    share it.
+    """
+
+    def __init__(self, bound: int = 256) -> None:
+        self.bound = max(bound, 1)
+        self._heights: dict[tuple[str, Hashable, str], float] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, Hashable, str]) -> float | None:
+        return self._heights.get(key)
+
+    def put(self, key: tuple[str, Hashable, str], height: float) -> None:
+        with self._lock:
+            self._heights[key] = height
+            while len(self._heights) > self.bound:
+                del self._heights[next(iter(self._heights))]

@@ -1,0 +1,315 @@
+"""Server CPU per tools/call searchDrinks, skillc serve beside the bare mcp SDK tool, interleaved.
+
+Two servers run side by side for the whole run: `skillc serve examples/coffee-skill` (one
+worker unless ``--workers``, state in a tmp folder) and ``bench/bare_mcp_server.py`` (the official
+``mcp`` SDK, one tool returning three drinks, same transport). Each round sends a batch of
+sequential calls of every kind in turn (the order rotates from round to round, so that neither
+side always runs first after a pause) and reads each server's CPU (utime + stime of the server
+and its children, /proc) around its batch:
+
+- ``card``: a 2025-era request (no capabilities): skillc mounts the card;
+- ``apps``: a 2026-07-28 request from an MCP Apps host: the card is mounted;
+- ``plain``: a 2026-07-28 request from a client without MCP Apps: no card;
+- ``bare``: the same legacy request to the bare SDK server.
+
+Every answer is checked (HTTP 200, no error, the three drinks, the card exactly when expected).
+The table gives, per kind, the median server CPU ms per call over the rounds, the median latency,
+the ratio to the bare tool, and the calls/s that CPU allows on two cores (2000 / ms). With
+``--clients N`` (default 20) a concurrent phase follows, also interleaved: N keep-alive clients
+(bench/http_load.py) on each of card and bare, calls/s by wall and per server CPU-second.
+
+    .venv/bin/python bench/callpath.py [--rounds 7] [--calls 40] [--clients 20] [--load-calls 600]
+        [--workers 1] [--kinds card,apps,plain] [--quick]
+
+The two-core development machine is shared: figures are noisy (±30 %); the ratio, measured in the
+same rounds, is steadier than either side alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+SKILL = ROOT / "examples" / "coffee-skill"
+CLOCK_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+KINDS = ("card", "apps", "plain")
+GOAL_RATIO = 2.0
+
+
+def sibling(name: str) -> ModuleType:
+    """A sibling bench script as a module (bench/ is not a package), loaded once."""
+    key = f"bench_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def tree_cpu_s(pid: int) -> float:
+    """utime + stime of ``pid`` and its live descendants (the workers), from /proc."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parents[int(entry.name)] = int(fields[1])
+        ticks[int(entry.name)] = int(fields[11]) + int(fields[12])
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        kids = [p for p, pp in parents.items() if pp == parent and p not in tree]
+        tree.update(kids)
+        frontier += kids
+    return sum(ticks.get(p, 0) for p in tree) * CLOCK_TICK_S
+
+
+@contextmanager
+def serving(cmd: list[str], env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
+    """A server process, up (its "MCP endpoint" line seen), terminated on the way out."""
+    serve_load = sibling("serve_load")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        try:
+            serve_load.wait_ready(proc)
+        except SystemExit as why:  # wait_ready ends the process; for the scorecard it is one row's failure
+            raise RuntimeError(str(why)) from None
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def request(kind: str, i: int) -> tuple[dict[str, object], dict[str, str]]:
+    """serve_load.py's request of a client of ``kind`` (card / bare: a 2025-era one)."""
+    serve_load = sibling("serve_load")
+    return serve_load.request_for("legacy" if kind in ("card", "bare") else kind, i)  # type: ignore[no-any-return]
+
+
+def check_for(kind: str) -> Callable[[int, Any], str | None]:
+    """A searchDrinks answer as a ``kind`` client must see it: HTTP 200, no error, three drinks,
+    skillc's card exactly when the client can show one."""
+    card = kind in ("card", "apps")
+
+    def check(status: int, data: Any) -> str | None:
+        result = data.get("result") or {} if isinstance(data, dict) else {}
+        ok = status == 200 and result.get("isError") is False
+        ok = ok and (result.get("structuredContent") or {}).get("total") == 3
+        ok = ok and ("skillc/card" in (result.get("_meta") or {})) == card
+        return None if ok else f"{kind} {status}: {str(data)[:300]}"
+
+    return check
+
+
+@dataclass
+class Target:
+    kind: str
+    url: str
+    label: str
+    proc: subprocess.Popen[str]
+    http: httpx.Client
+    cpu_ms: list[float] = field(default_factory=list)  # per round: server CPU ms per call
+    latency_ms: list[float] = field(default_factory=list)
+    payload_bytes: int = 0
+
+    def batch(self, calls: int) -> None:
+        check = check_for(self.kind)
+        c0 = tree_cpu_s(self.proc.pid)
+        for i in range(calls):
+            body, headers = request(self.kind, i + 1)
+            t0 = time.perf_counter()
+            reply = self.http.post(self.url, json=body, headers=headers)
+            self.latency_ms.append((time.perf_counter() - t0) * 1000)
+            self.payload_bytes = len(reply.content)
+            failure = check(reply.status_code, reply.json())
+            if failure is not None:
+                raise RuntimeError(failure)
+        self.cpu_ms.append((tree_cpu_s(self.proc.pid) - c0) * 1000 / calls)
+
+
+@dataclass(frozen=True)
+class Result:
+    kind: str  # the label: card, apps, plain, bare, or "card@base" for the --baseline server
+    cpu_ms: float  # median server CPU per call
+    latency_ms: float  # median latency
+    payload_bytes: int
+
+
+def sequential(targets: list[Target], rounds: int, calls: int, warm_up: int) -> list[Result]:
+    """Rounds of one batch per target, the order rotated each round; medians per target."""
+    for t in targets:
+        for i in range(warm_up):
+            body, headers = request(t.kind, i)
+            t.http.post(t.url, json=body, headers=headers)
+    for r in range(rounds):
+        for k in range(len(targets)):
+            targets[(r + k) % len(targets)].batch(calls)
+    return [
+        Result(t.label, statistics.median(t.cpu_ms), statistics.median(t.latency_ms), t.payload_bytes) for t in targets
+    ]
+
+
+@dataclass(frozen=True)
+class Rate:
+    kind: str
+    calls_per_s: float  # by wall
+    per_cpu_s: float  # calls per server CPU-second
+    p99_ms: float
+
+
+def concurrent(targets: list[Target], clients: int, calls: int, rounds: int) -> list[Rate]:
+    """``clients`` keep-alive clients on each target in turn, ``rounds`` times; medians per target."""
+    http_load = sibling("http_load")
+    figures: dict[str, list[tuple[float, float, float]]] = {t.label: [] for t in targets}
+    for r in range(rounds + 1):  # round 0 warms up
+        for k in range(len(targets)):
+            t = targets[(r + k) % len(targets)]
+            encoded = [http_load.encode(t.url, *request(t.kind, i + 1)) for i in range(calls if r else 100)]
+            c0 = tree_cpu_s(t.proc.pid)
+            out = asyncio.run(http_load.load(t.url, encoded, clients, check_for(t.kind)))
+            cpu = tree_cpu_s(t.proc.pid) - c0
+            if out.failures or len(out.latencies_ms) != len(encoded):
+                raise RuntimeError(f"{t.label}: {len(out.failures)} failed: {out.failures[:1]}")
+            if r:
+                lat = sorted(out.latencies_ms)
+                p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+                figures[t.label].append((len(lat) / out.elapsed_s, len(lat) / cpu if cpu else float("inf"), p99))
+    return [
+        Rate(
+            kind,
+            statistics.median(f[0] for f in fs),
+            statistics.median(f[1] for f in fs),
+            statistics.median(f[2] for f in fs),
+        )
+        for kind, fs in figures.items()
+    ]
+
+
+@dataclass(frozen=True)
+class Run:
+    sequential: list[Result]
+    rates: list[Rate]
+
+
+def measure(
+    kinds: list[str],
+    rounds: int,
+    calls: int,
+    clients: int,
+    load_calls: int,
+    workers: int,
+    state_dir: str,
+    baseline: Path | None = None,
+) -> Run:
+    """Both servers up (and a third, ``baseline``'s skillc, when given); the interleaved sequential
+    rounds, then (``clients`` > 0) the concurrent ones."""
+    serve_load = sibling("serve_load")
+
+    def skillc_cmd(port: int, state: str) -> list[str]:
+        cmd = [sys.executable, "-m", "skillc", "serve", str(SKILL), "--port", str(port), "--state-dir", state]
+        return [*cmd, "--workers", str(workers)]
+
+    with ExitStack() as stack:
+        servers: list[tuple[str, subprocess.Popen[str], int]] = []  # (label suffix, process, port)
+        port = serve_load.free_port()
+        servers.append(("", stack.enter_context(serving(skillc_cmd(port, state_dir))), port))
+        if baseline is not None:
+            port = serve_load.free_port()
+            base_state = stack.enter_context(tempfile.TemporaryDirectory())
+            env = {**os.environ, "PYTHONPATH": str(baseline)}
+            servers.append(("@base", stack.enter_context(serving(skillc_cmd(port, base_state), env)), port))
+        bare_port = serve_load.free_port()
+        bare_cmd = [sys.executable, str(BENCH / "bare_mcp_server.py"), "--port", str(bare_port)]
+        bare = stack.enter_context(serving(bare_cmd))
+        targets = []
+        for kind in kinds:
+            for suffix, proc, port in servers:
+                http = stack.enter_context(httpx.Client(headers=serve_load.HEADERS, timeout=30))
+                targets.append(Target(kind, f"http://127.0.0.1:{port}/mcp", kind + suffix, proc, http))
+        http = stack.enter_context(httpx.Client(headers=serve_load.HEADERS, timeout=30))
+        targets.append(Target("bare", f"http://127.0.0.1:{bare_port}/mcp", "bare", bare, http))
+        seq = sequential(targets, rounds, calls, warm_up=20)
+        rates: list[Rate] = []
+        if clients > 0:
+            loaded = [t for t in targets if t.kind in (kinds[0], "bare")]
+            rates = concurrent(loaded, clients, load_calls, rounds=max(1, rounds // 3))
+    return Run(seq, rates)
+
+
+def report(run: Run, workers: int, clients: int) -> None:
+    bare = next(r for r in run.sequential if r.kind == "bare")
+    print(f"tools/call searchDrinks, sequential, server CPU per call (skillc serve --workers {workers}; medians)")
+    head = f"{'CPU ms/call':>11} {'latency ms':>10} {'x bare (CPU)':>12} {'2-core calls/s':>14} {'bytes':>6}"
+    print(f"  {'kind':<11} {head}")
+    for r in run.sequential:
+        ratio = r.cpu_ms / bare.cpu_ms if bare.cpu_ms else float("nan")
+        implied = 2000 / r.cpu_ms if r.cpu_ms else float("inf")
+        figures = f"{r.cpu_ms:>11.2f} {r.latency_ms:>10.2f} {ratio:>11.2f}x {implied:>14.0f} {r.payload_bytes:>6}"
+        print(f"  {r.kind:<11} {figures}")
+    worst = max((r for r in run.sequential if r.kind in KINDS), key=lambda r: r.cpu_ms)
+    met = worst.cpu_ms <= GOAL_RATIO * bare.cpu_ms
+    print(f"  goal: <= {GOAL_RATIO:.0f}x the bare SDK tool: {'met' if met else 'missed'} (worst: {worst.kind})")
+    if run.rates:
+        print(f"{clients} concurrent keep-alive clients (medians)")
+        for rate in run.rates:
+            print(
+                f"  {rate.kind:<11} {rate.calls_per_s:>7.0f} calls/s  {rate.per_cpu_s:>7.0f} calls per server CPU-s"
+                f"  p99 {rate.p99_ms:.1f} ms"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=40, help="sequential calls per batch")
+    parser.add_argument("--clients", type=int, default=20, help="concurrent clients (0: no concurrent phase)")
+    parser.add_argument("--load-calls", type=int, default=600, help="calls per concurrent round")
+    parser.add_argument("--workers", type=int, default=1, help="skillc serve --workers")
+    parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated: {', '.join(KINDS)}")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a folder holding another skillc package (e.g. `git archive REV skillc | tar -x -C DIR`):"
+        " its serve runs too, interleaved, its kinds labelled @base",
+    )
+    parser.add_argument("--quick", action="store_true", help="a smoke run (2 rounds of 5 calls, 4 clients)")
+    opts = parser.parse_args()
+    if opts.quick:
+        opts.rounds, opts.calls, opts.clients, opts.load_calls = 2, 5, 4, 40
+    kinds = [k.strip() for k in opts.kinds.split(",") if k.strip()]
+    if not kinds or set(kinds) - set(KINDS):
+        parser.error(f"--kinds: choose from {', '.join(KINDS)}")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{os.cpu_count()} cores, load average {load}; figures are noisy on a shared machine")
+    with tempfile.TemporaryDirectory() as state:
+        run = measure(kinds, opts.rounds, opts.calls, opts.clients, opts.load_calls, opts.workers, state, opts.baseline)
+    report(run, opts.workers, opts.clients)
+
+
+if __name__ == "__main__":
+    main()
