@@ -49,7 +49,8 @@ test: $(STAMP) peers lint typecheck
 # must hold on a busy machine (run it a few times in a row after touching them).
 LOADED_TESTS ?= tests/hostile tests/test_serve_workers.py tests/test_multi_instance.py tests/test_runtime.py \
   tests/test_render_limits.py tests/test_ui_control.py tests/test_fuzz_parsers.py \
-  tests/test_debugger_console_chromium.py tests/test_serve_stdio.py tests/test_cpu_hogs.py
+  tests/test_debugger_console_chromium.py tests/test_serve_stdio.py tests/test_cpu_hogs.py \
+  tests/test_serve_drain.py tests/test_fleet_reads.py tests/test_deploy_nginx.py
 LOADED_PG_TESTS ?= tests/test_multi_instance.py tests/test_serve_workers.py
 test-loaded: $(STAMP) peers
 	$(BIN)/python -m pytest -q -p no:cacheprovider --cpu-hogs 2 $(LOADED_TESTS)

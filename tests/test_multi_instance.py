@@ -126,9 +126,10 @@ def _free_port() -> int:
         return port
 
 
-def start(name: str, state: InstanceState) -> Instance:
+def start(name: str, state: InstanceState, *extra: str) -> Instance:
+    """``skillc serve`` of the counter skill on a free port (``extra``: more serve arguments)."""
     port = _free_port()
-    command = [sys.executable, "-m", "skillc", "serve", str(COUNTER), "--port", str(port), *state.args]
+    command = [sys.executable, "-m", "skillc", "serve", str(COUNTER), "--port", str(port), *state.args, *extra]
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     instance = Instance(name, f"http://127.0.0.1:{port}/mcp", proc)
     deadline = time.monotonic() + 60

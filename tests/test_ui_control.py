@@ -262,6 +262,10 @@ class FakeHost:
         self.root = root
         self.events: list[tuple[str, str]] = []
 
+    async def card_at(self, card_id: str) -> tuple[CardView, int] | None:
+        view = await self.card(card_id)
+        return (view, 1) if view is not None else None
+
     async def card(self, card_id: str) -> CardView | None:
         return CardView(
             card_id=card_id,

@@ -35,6 +35,7 @@ _HTTP_ONLY = {
     "allowed_origins": "--allowed-origin",
     "workers": "--workers",
     "graceful_timeout_s": "--graceful-timeout",
+    "drain_s": "--drain-seconds",
     "auth_issuer": "--auth-issuer",
     "auth_jwks": "--auth-jwks",
     "auth_introspect": "--auth-introspect",
@@ -121,6 +122,16 @@ def _given(ctx: click.Context, name: str) -> bool:
     show_default=True,
     help="On SIGTERM / Ctrl-C: stop accepting, give running calls this many seconds to finish, then exit 0.",
 )
+@click.option(
+    "--drain-seconds",
+    "drain_s",
+    type=click.FloatRange(0, 3600),
+    default=0.0,
+    show_default=True,
+    help="On SIGTERM, first serve this many seconds more with /readyz 503 and 'Connection: close' on every "
+    "response, so a load balancer moves off before the listener closes (behind nginx: above its upstream "
+    "keepalive_timeout). A second SIGTERM ends it. See docs/deploy.md.",
+)
 @auth_options
 @click.pass_context
 def serve(
@@ -144,6 +155,7 @@ def serve(
     allowed_origins: tuple[str, ...],
     workers: int,
     graceful_timeout_s: float,
+    drain_s: float,
     auth_issuer: str | None,
     auth_jwks: str | None,
     auth_introspect: str | None,
@@ -246,6 +258,7 @@ def serve(
         ui_control=not no_ui_control,
         events=EventLimits(max_events=max_events, max_message_bytes=max_event_bytes),
         graceful_timeout_s=graceful_timeout_s,
+        drain_s=drain_s,
         auth=auth,
         insecure_no_auth=insecure_no_auth,
     )

@@ -18,10 +18,12 @@ from starlette.responses import JSONResponse, Response
 
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.state import StateError, connect_state, open_state, state_url_of
+from skillc.server.drain import Drain
 
 HEALTHZ_PATH, READYZ_PATH = "/healthz", "/readyz"
 # A store that takes longer than this to answer SELECT 1 is not ready, whatever it says later.
 READY_TIMEOUT_S = 5.0
+DRAINING_REASON = "draining: the server is stopping (SIGTERM); send new requests elsewhere"
 _NO_CACHE = {"cache-control": "no-store"}
 
 
@@ -58,13 +60,16 @@ def store_reason(config: RuntimeConfig) -> str | None:
 class HealthEndpoints:
     """The two handlers, bound to the runtime configuration that names the store."""
 
-    def __init__(self, config: RuntimeConfig) -> None:
+    def __init__(self, config: RuntimeConfig, drain: Drain | None = None) -> None:
         self.config = config
+        self.drain = drain or Drain()
 
     async def healthz(self, _request: Request) -> Response:
         return _answer(Health(status="ok", pid=os.getpid()), 200)
 
     async def readyz(self, _request: Request) -> Response:
+        if self.drain.draining:  # at once, whatever the store says: the load balancer must look elsewhere
+            return _answer(Health(status="unavailable", pid=os.getpid(), reason=DRAINING_REASON), 503)
         try:
             reason = await asyncio.wait_for(asyncio.to_thread(store_reason, self.config), READY_TIMEOUT_S)
         except TimeoutError:

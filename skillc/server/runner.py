@@ -22,8 +22,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from urllib.parse import urlsplit
 
 import uvicorn
@@ -36,6 +37,7 @@ from skillc.runtime.state import close_pools
 from skillc.server.auth.config import AuthConfig
 from skillc.server.catalog import LoadedSkill, build_catalogue, load_paths
 from skillc.server.consent import ConsentPolicy
+from skillc.server.drain import CloseWhileDraining, Drain, refuse_handshakes, waiting_to_be_accepted
 from skillc.server.events import EventLimits
 from skillc.server.health import HealthEndpoints
 from skillc.server.http_app import MCP_PATH, build_app, security_settings
@@ -44,6 +46,10 @@ from skillc.server.skill_server import SkillServer
 # After --graceful-timeout, the moment the lifespan's cleanup gets before the process exits anyway.
 HARD_STOP_MARGIN_S = 1.0
 YOUNG_GC_THRESHOLD = 10_000  # see freeze_heap
+# At the end of a drain: how long the server waits for the connections the kernel had already
+# completed to be accepted and to send their request (normally a turn of the event loop; a client
+# that connected and says nothing is closed after it).
+ACCEPT_QUEUED_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,8 @@ class ServeOptions:
     events: EventLimits | None = None  # bounds of the events://session buffers
     # After SIGTERM / Ctrl-C: how long running calls may take to finish before they are cancelled.
     graceful_timeout_s: float | None = None
+    # After SIGTERM, before the listener closes: /readyz 503, every response Connection: close.
+    drain_s: float = 0.0
     # Bearer tokens for every MCP request, each request run as its caller (skillc.server.auth).
     auth: AuthConfig | None = None
     # Without auth, listen on a non-loopback address anyway: every caller is the one configured user.
@@ -80,6 +88,8 @@ class Prepared:
     config: RuntimeConfig | None = None  # names the state store /readyz probes
     graceful_timeout_s: float | None = None
     auth: AuthConfig | None = None
+    drain_s: float = 0.0
+    drain: Drain = field(default_factory=Drain)  # /readyz and the responses read it
 
 
 class UnsafeBind(ValueError):
@@ -144,15 +154,20 @@ def prepare(options: ServeOptions, progress: Callable[[LoadedSkill], object] | N
         hosts = (*hosts, public) if public and public not in hosts else hosts
     security = security_settings(options.dns_rebinding_protection, hosts, options.allowed_origins)
     return Prepared(
-        server, security, diagnostics + catalogue.diagnostics, config, options.graceful_timeout_s, options.auth
+        server,
+        security,
+        diagnostics + catalogue.diagnostics,
+        config,
+        options.graceful_timeout_s,
+        options.auth,
+        options.drain_s,
     )
 
 
 def uvicorn_config(prepared: Prepared, host: str, port: int) -> uvicorn.Config:
+    health = HealthEndpoints(prepared.config or RuntimeConfig(), drain=prepared.drain)
     return uvicorn.Config(
-        build_app(
-            prepared.server, prepared.security, HealthEndpoints(prepared.config or RuntimeConfig()), prepared.auth
-        ),
+        CloseWhileDraining(build_app(prepared.server, prepared.security, health, prepared.auth), prepared.drain),
         host=host,
         port=port,
         log_level="warning",
@@ -164,7 +179,8 @@ def uvicorn_config(prepared: Prepared, host: str, port: int) -> uvicorn.Config:
 
 
 class ListeningServer(uvicorn.Server):
-    """uvicorn's server, telling ``on_listening`` once it listens (lifespan done, sockets bound)."""
+    """uvicorn's server, telling ``on_listening`` once it listens (lifespan done, sockets bound),
+    and draining for ``drain_s`` after SIGTERM before uvicorn's own shutdown (skillc.server.drain)."""
 
     def __init__(
         self,
@@ -173,12 +189,53 @@ class ListeningServer(uvicorn.Server):
         *,
         hard_stop: bool = False,
         freeze_heap: bool = False,
+        drain: Drain | None = None,
+        drain_s: float = 0.0,
     ) -> None:
         super().__init__(config)
         self._on_listening = on_listening
         self._hard_stop = hard_stop
         self._freeze_heap = freeze_heap
+        self.drain = drain or Drain()
+        self.drain_s = drain_s
+        self._drain_over = False  # a second SIGTERM: end the drain at the next tick
         self.interrupted = False  # stopped by SIGINT (Ctrl-C), not SIGTERM
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # SIGTERM starts the drain, and a second one ends it now; Ctrl-C (someone at a terminal)
+        # or no drain period goes on to uvicorn's shutdown at once.
+        if sig == signal.SIGTERM and self.drain_s > 0 and not self.should_exit:
+            self._captured_signals.append(sig)
+            if self.drain.draining:
+                self._drain_over = True
+            self.drain.start()
+            return
+        super().handle_exit(sig, frame)
+
+    async def on_tick(self, counter: int) -> bool:
+        since = self.drain.since
+        over = since is not None and (self._drain_over or time.monotonic() - since >= self.drain_s)
+        if over and not self.should_exit:
+            await self._stop_accepting()
+            self.should_exit = True
+        return await super().on_tick(counter)
+
+    async def _stop_accepting(self) -> None:
+        """Drop new handshakes, let the event loop accept those the kernel already completed, and
+        wait for each accepted connection to read its request: uvicorn's shutdown closes every
+        connection without one, which would lose a request a proxy already wrote (and cannot
+        retry when it is a POST)."""
+        deadline = time.monotonic() + ACCEPT_QUEUED_S
+        listeners = [s for srv in self.servers for s in srv.sockets]
+        if all(refuse_handshakes(s) for s in listeners):
+            while any(waiting_to_be_accepted(s) for s in listeners) and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+        quiet = 0  # checks in a row with no connection before its first request (an accept's
+        # connection_made runs a loop turn after the accept)
+        while quiet < 2 and time.monotonic() < deadline:
+            fresh = any(getattr(c, "cycle", False) is None for c in self.server_state.connections)
+            quiet = 0 if fresh else quiet + 1
+            await asyncio.sleep(0.01)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
@@ -256,7 +313,10 @@ def serve_foreground(
     ``on_listening``; ``skillc serve`` probes the port first to say so as a usage error.
     ``sockets``: listen on these instead (a ``serve --workers`` worker's SO_REUSEPORT socket).
     """
-    server = ListeningServer(uvicorn_config(prepared, host, port), on_listening, hard_stop=True, freeze_heap=True)
+    config = uvicorn_config(prepared, host, port)
+    server = ListeningServer(
+        config, on_listening, hard_stop=True, freeze_heap=True, drain=prepared.drain, drain_s=prepared.drain_s
+    )
     server.run(sockets=sockets)
     close_pools()  # give PostgreSQL connections back now rather than when the server notices they are gone
     if server.interrupted:
@@ -268,7 +328,8 @@ class ServeHandle:
 
     def __init__(self, prepared: Prepared, host: str, port: int) -> None:
         self.prepared = prepared
-        self._server: uvicorn.Server = ListeningServer(uvicorn_config(prepared, host, port), None)
+        config = uvicorn_config(prepared, host, port)
+        self._server = ListeningServer(config, None, drain=prepared.drain, drain_s=prepared.drain_s)
         self._thread = threading.Thread(target=self._run, name="skillc-serve", daemon=True)
         self.host = host
         self.port = port

@@ -10,8 +10,10 @@ its own connections with it. The supervisor:
 - restarts a worker that dies while serving (``worker 2/4 (pid 1234) exited with status -9;
   restarting``); a worker that dies again before it is ready ends the server (status 1), since
   a crash on start would only repeat;
-- on SIGTERM or SIGINT sends SIGTERM to every worker once (each finishes its running calls
-  within the graceful timeout), waits for them, and returns 0 when every worker exited cleanly.
+- on SIGTERM or SIGINT sends SIGTERM to every worker (each drains for ``--drain-seconds``, then
+  finishes its running calls within the graceful timeout), waits for them, and returns 0 when
+  every worker exited cleanly; a second signal while they stop is passed on as SIGTERM too, which
+  ends a drain at once (never uvicorn's forced exit, which a second SIGINT would be).
 
 It keeps the port bound (not listening) from the start to the end, so a restart always gets the
 same port back and ``--port 0`` has one port for all workers.
@@ -78,6 +80,7 @@ class Supervisor:
         self.startup_timeout_s = startup_timeout_s
         self.workers: list[_Worker] = []
         self._stop_signal: int | None = None
+        self._stopping = False  # the workers were told to stop: a further signal is passed on
 
     def _spawn(self, index: int, restarts: int = 0) -> _Worker:
         read_fd, write_fd = os.pipe()
@@ -104,6 +107,10 @@ class Supervisor:
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         if self._stop_signal is None:
             self._stop_signal = signum
+        elif self._stopping:
+            for worker in self.workers:
+                if worker.proc.poll() is None:
+                    worker.proc.send_signal(signal.SIGTERM)
 
     def run(self, on_ready: Callable[[], object]) -> int:
         """Serve until SIGTERM / SIGINT; ``on_ready`` runs once every worker listens."""
@@ -152,12 +159,14 @@ class Supervisor:
         return None
 
     def _stop(self) -> int:
-        """SIGTERM to every worker still running; wait (graceful timeout + a margin), then SIGKILL."""
+        """SIGTERM to every worker still running; wait (drain + graceful timeout + a margin), then SIGKILL."""
         live = [w for w in self.workers if w.proc.poll() is None]
         for worker in live:
             worker.proc.send_signal(signal.SIGTERM)
+        self._stopping = True
         graceful = self.options.graceful_timeout_s
-        deadline = time.monotonic() + (graceful if graceful is not None else 30.0) + KILL_MARGIN_S
+        stop_s = self.options.drain_s + (graceful if graceful is not None else 30.0)
+        deadline = time.monotonic() + stop_s + KILL_MARGIN_S
         clean = True
         for worker in live:
             try:

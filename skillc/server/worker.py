@@ -57,6 +57,7 @@ class WorkerOptions(BaseModel):
     ui_control: bool = True
     events: EventLimits = Field(default_factory=EventLimits)
     graceful_timeout_s: float | None = None
+    drain_s: float = Field(default=0.0, ge=0)
     log_format: Literal["text", "json"] = "text"
     # The introspection secret is not here: each worker reads it from the environment it inherits.
     auth: AuthConfig | None = None
@@ -83,6 +84,7 @@ def worker_options(options: ServeOptions, log_format: Literal["text", "json"]) -
         ui_control=options.ui_control,
         events=options.events or EventLimits(),
         graceful_timeout_s=options.graceful_timeout_s,
+        drain_s=options.drain_s,
         log_format=log_format,
         auth=options.auth,
         insecure_no_auth=options.insecure_no_auth,
@@ -139,6 +141,7 @@ def main() -> None:
         ui_control=options.ui_control,
         events=options.events,
         graceful_timeout_s=options.graceful_timeout_s,
+        drain_s=options.drain_s,
         auth=options.auth,
         insecure_no_auth=options.insecure_no_auth,
     )

@@ -358,11 +358,18 @@ class CardHost:
         return await self._event_outcome(live, step, view, diags)
 
     async def card(self, card_id: str) -> CardView | None:
-        """The card as it is now; an evicted card is rebuilt from its persisted data."""
+        """The card as the store holds it now (see :meth:`card_at`)."""
+        got = await self.card_at(card_id)
+        return got[0] if got is not None else None
+
+    async def card_at(self, card_id: str) -> tuple[CardView, int] | None:
+        """The card as the store holds it now, with the store version it shows. A copy older
+        than the store's version (another worker or instance changed the card) is brought up to
+        it first, so a read shows the same card wherever it lands; an evicted card is rebuilt."""
         live, _diags = await self._obtain(card_id)
         if live is None:
             return None
-        return await self._run(live.executor, lambda: live.card.view(live.record.context.session_id))
+        return await self._run(live.executor, self._view_job, live)
 
     async def follow(
         self,
@@ -435,10 +442,30 @@ class CardHost:
                 self._after(live, step, False)
         return fired
 
+    def _view_job(self, live: _Live) -> tuple[CardView, int]:
+        # No card lock: a read changes nothing in the store, and the copy is only touched on its
+        # own thread; an event still checks the version again under the lock before it writes.
+        if self._stale(live):
+            step = self._reload(live)
+            if step.failure is not None:  # the copy as it was is the best this process can show
+                log.warning(
+                    "card %s could not be brought up to the stored version: %s", live.card.card_id, step.failure
+                )
+        return live.card.view(live.record.context.session_id), live.version
+
     def _updates_job(self, live: _Live, since: str | None) -> CardUpdatesView:
+        # A copy behind the store (the card changed on another worker or instance) is brought up
+        # to it, and the view gets the whole card: this copy's stream never saw those changes.
+        stale = self._stale(live)
+        if stale:
+            step = self._reload(live)
+            if step.failure is not None:
+                log.warning(
+                    "card %s could not be brought up to the stored version: %s", live.card.card_id, step.failure
+                )
         card = live.card
         assert card.updates is not None
-        got = card.updates.since(since)
+        got = None if stale else card.updates.since(since)
         if got is None:  # the view is on another stream or too far behind: the whole tree again
             reset = {"seq": card.updates.seq, "kind": "reset", "actions": []}
             reset["patches"] = patches_to_plain([ReplaceRoot(card.renderer.document.root)])

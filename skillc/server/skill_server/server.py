@@ -164,7 +164,7 @@ class SkillServer:
             strict_output=strict_output,
             calls=self._calls,
             cards=CardTools(self._skills, self.observe, self.session_of, self.sessions.verify),
-            ui_control=UiControlWiring(catalogue, self._skills, self._calls) if available else None,
+            ui_control=UiControlWiring(catalogue, self._skills, self._calls, self.state) if available else None,
             session_of=self.session_of,
         )
         with warnings.catch_warnings():

@@ -13,12 +13,14 @@ from typing import Any
 from mcp.server.context import ServerRequestContext
 from mcp_types import CallToolRequestParams
 
+from skillc.runtime.state import StateStore
+from skillc.runtime.state.keys import shared_key
 from skillc.server.catalog import Catalogue
 from skillc.server.registry import ToolHandler, ToolResult, ToolSpec, error_result
 from skillc.server.skill_server.answer import current_answer
 from skillc.server.skill_server.api_calls import ApiCalls
 from skillc.server.skill_server.served import ServedSkills
-from skillc.server.ui_control import UiControl, UiControlAuditRecord, ui_control_tools
+from skillc.server.ui_control import SNAPSHOT_KEY, UiControl, UiControlAuditRecord, ui_control_tools
 
 log = logging.getLogger("skillc.server")
 
@@ -36,10 +38,11 @@ def ui_control_status(catalogue: Catalogue, enabled: bool) -> dict[str, str]:
 
 
 class UiControlWiring:
-    def __init__(self, catalogue: Catalogue, skills: ServedSkills, calls: ApiCalls) -> None:
+    def __init__(self, catalogue: Catalogue, skills: ServedSkills, calls: ApiCalls, state: StateStore) -> None:
         self._catalogue = catalogue
         self._skills = skills
         self._calls = calls
+        self._state = state  # its ui_snapshot key signs snapshot ids alike on every instance
 
     def specs(self, session_of: Callable[[ServerRequestContext[Any]], str]) -> list[ToolSpec]:
         control = UiControl(
@@ -48,6 +51,7 @@ class UiControlWiring:
             owner_of=lambda view: view.session_id,  # a card answers to the session that made it
             run_follow_up=self._follow_up,
             audit=self._audit,
+            snapshot_key=lambda: shared_key(self._state, SNAPSHOT_KEY),
         )
         return [ToolSpec(spec.tool, partial(_with_ctx, spec.handler)) for spec in ui_control_tools(control, session_of)]
 

@@ -50,7 +50,7 @@ from skillc.server.ui_control.models import (
     UiWaitKind,
     UiWaitResult,
 )
-from skillc.server.ui_control.scope import STALE_HINT, CardsOf, OwnerOf, SkillOfCard
+from skillc.server.ui_control.scope import SNAPSHOT_KEY, STALE_HINT, CardsOf, OwnerOf, SkillOfCard, SnapshotKey
 from skillc.server.ui_control.tools import CallerOf, ui_control_tools
 from skillc.server.ui_control.tree import build_tree
 
@@ -65,6 +65,7 @@ __all__ = [
     "MAX_SNAPSHOT_CALLERS",
     "MAX_TEXT",
     "MAX_WAIT_S",
+    "SNAPSHOT_KEY",
     "SNAPSHOT_TOOL",
     "STALE_HINT",
     "SUPPORTED_ACTIONS",
@@ -75,6 +76,7 @@ __all__ = [
     "OwnerOf",
     "RunFollowUp",
     "SkillOfCard",
+    "SnapshotKey",
     "UiActionRequest",
     "UiActionResult",
     "UiControl",

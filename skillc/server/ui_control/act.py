@@ -89,7 +89,7 @@ async def _act(
         return refuse("unsupported_action", f"{req.action!r} is not a card event; a card takes {supported}")
     if view.expired:
         return refuse("expired", f"card {req.card_id} has expired ({view.expired_text or 'expired'})")
-    stored = scope.stored(req.snapshot_id, req.card_id, caller)
+    stored = scope.stored(req.snapshot_id, found, caller)
     if isinstance(stored, Refusal):
         return refuse(stored.code, stored.message)
     seen = stored.fingerprints.get(req.node_id)

@@ -17,7 +17,7 @@ from skillc.server.ui_control.models import (
     UiWaitCondition,
     UiWaitResult,
 )
-from skillc.server.ui_control.scope import CardScope, CardsOf, OwnerOf, SkillOfCard
+from skillc.server.ui_control.scope import CardScope, CardsOf, OwnerOf, SkillOfCard, SnapshotKey
 
 
 class UiControl:
@@ -27,7 +27,9 @@ class UiControl:
     - ``skill_of_card(card_id)``: the skill a card belongs to (None when unknown);
     - ``owner_of(view)``: the user a card belongs to (its context's user DID), sync or async;
     - ``run_follow_up(skill, api_name, arguments, caller)``: the server's call chain, consent included;
-    - ``audit(record)``: one record per act.
+    - ``audit(record)``: one record per act;
+    - ``snapshot_key()``: the key snapshot ids are signed with, alike on every process of a fleet
+      (the state store's); without it, a snapshot is good only in the process that took it.
     """
 
     def __init__(
@@ -42,6 +44,7 @@ class UiControl:
         max_callers: int = MAX_SNAPSHOT_CALLERS,
         max_nodes: int = MAX_NODES,
         max_depth: int = MAX_DEPTH,
+        snapshot_key: SnapshotKey | None = None,
     ) -> None:
         self._scope = CardScope(
             cards_of=cards_of,
@@ -51,6 +54,7 @@ class UiControl:
             max_callers=max_callers,
             max_nodes=max_nodes,
             max_depth=max_depth,
+            snapshot_key=snapshot_key,
         )
         self._run_follow_up = run_follow_up
         self._audit = audit

@@ -26,7 +26,7 @@ async def snapshot(scope: CardScope, card_id: str, caller: str) -> UiSnapshot:
     found = await scope.card(card_id, caller)
     if isinstance(found, Refusal):
         return UiSnapshot(ok=False, card_id=card_id, error_code=found.code, message=found.message)
-    return scope.snapshot(found.view, caller)
+    return scope.snapshot(found, caller)
 
 
 async def find(scope: CardScope, req: UiFindRequest, caller: str) -> UiFindResult:
@@ -34,11 +34,11 @@ async def find(scope: CardScope, req: UiFindRequest, caller: str) -> UiFindResul
     if isinstance(found, Refusal):
         return UiFindResult(ok=False, card_id=req.card_id, error_code=found.code, message=found.message)
     if req.snapshot_id is None:
-        snap = scope.snapshot(found.view, caller)
+        snap = scope.snapshot(found, caller)
         assert snap.root is not None and snap.snapshot_id is not None
         root, snapshot_id = snap.root, snap.snapshot_id
     else:
-        stored = scope.stored(req.snapshot_id, req.card_id, caller)
+        stored = scope.stored(req.snapshot_id, found, caller)
         if isinstance(stored, Refusal):
             return UiFindResult(ok=False, card_id=req.card_id, error_code=stored.code, message=stored.message)
         root, snapshot_id = stored.root, req.snapshot_id
