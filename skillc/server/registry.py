@@ -18,6 +18,9 @@ from mcp.server.context import ServerRequestContext
 from mcp_types import CallToolRequestParams, CallToolResult, InputRequiredResult, TextContent, Tool
 from pydantic import BaseModel
 
+from skillc.runtime.state import StateError
+from skillc.server.store_faults import store_fault
+
 log = logging.getLogger("skillc.server")
 
 ToolResult = CallToolResult | InputRequiredResult
@@ -91,6 +94,8 @@ class ToolRegistry:
             return error_result(f"Unknown tool: {params.name} (tools: {known})")
         try:
             return await spec.handler(ctx, params)
+        except StateError as err:  # the store failed, not us: a named fault, logged with the request
+            return store_fault(err)
         except Exception as err:  # a bug of ours must reach the client as a result, never an HTTP 500
             log.exception("tools/call %s failed", params.name)
             return error_result(f"skillc could not run {params.name}: internal error ({type(err).__name__}: {err})")
