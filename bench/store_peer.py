@@ -187,8 +187,8 @@ def main() -> None:
             if f.commits_per_call:
                 db += f", {med(f.commits_per_call):.1f} transactions/call"
             print(
-                f"  {served.name:10} sequential p50 {med(f.latencies_ms):.2f} ms, server CPU {med(f.cpu_ms_per_call):.2f}"
-                f" ms/call{db}"
+                f"  {served.name:10} sequential p50 {med(f.latencies_ms):.2f} ms,"
+                f" server CPU {med(f.cpu_ms_per_call):.2f} ms/call{db}"
             )
             if f.rates:
                 print(
@@ -201,9 +201,8 @@ def main() -> None:
         print(f"    server CPU per call {med(b.cpu_ms_per_call) / med(a.cpu_ms_per_call):.2f}x")
         if a.rates:
             print(f"    calls/s at {opts.clients} clients {med(b.rates) / med(a.rates):.2f}x (higher is better)")
-            print(
-                f"    server CPU per call at {opts.clients} clients {med(b.load_cpu_ms_per_call) / med(a.load_cpu_ms_per_call):.2f}x"
-            )
+            load_ratio = med(b.load_cpu_ms_per_call) / med(a.load_cpu_ms_per_call)
+            print(f"    server CPU per call at {opts.clients} clients {load_ratio:.2f}x")
 
 
 if __name__ == "__main__":

@@ -159,7 +159,7 @@ def test_exhausted_connections_answer_at_once_and_healthz_stays_up(
 ) -> None:
     import psycopg
 
-    _cluster_, url, handle = served
+    _, url, handle = served
     base = handle.url.rsplit("/mcp", 1)[0]
     hogs: list[Any] = []
     with httpx.Client(headers=HEADERS, timeout=30) as http:
