@@ -215,3 +215,62 @@ def test_serve_refuses_a_pool_that_cannot_fit_max_connections(tmp_path: Path) ->
         assert "SRV053" in done.stderr and "2 workers x --state-pool-max 8 = 16" in done.stderr
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def own_store(tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    """A pooled store on a cluster of its own: (its URL, the store)."""
+    from skillc.runtime.state import open_state, parse_state_url
+
+    cluster, url = _cluster()
+    try:
+        state = parse_state_url(url).model_copy(update={"pool": POOL})
+        yield url, open_state(state)
+    finally:
+        close_pools()
+        cluster.stop()
+
+
+def _kill_skillc_backends(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'skillc'"
+        ).fetchall()
+    return len(rows)
+
+
+def test_a_read_on_a_dropped_connection_is_tried_again_and_a_write_is_a_named_fault(
+    own_store: tuple[str, Any],
+) -> None:
+    from skillc.runtime.state import StateUnavailable
+
+    url, store = own_store
+    store.execute("CREATE TABLE IF NOT EXISTS t (n INT)")
+    # Fresh from use (no ping before the next checkout): the drop is met by the statement itself.
+    assert store.execute("SELECT 1") == [(1,)]
+    assert _kill_skillc_backends(url) >= 1
+    assert store.execute("SELECT 2") == [(2,)]  # the read met a dead connection and went again
+    store.execute("SELECT 3")
+    assert _kill_skillc_backends(url) >= 1
+    with pytest.raises(StateUnavailable) as err:  # a write is never repeated: it may have applied
+        store.execute("INSERT INTO t (n) VALUES (1)")
+    assert str(err.value).startswith("SRV050") and err.value.code == "SRV050"
+
+
+def test_an_idle_pool_after_a_restart_serves_the_first_statement(own_store: tuple[str, Any]) -> None:
+    url, store = own_store
+    store.execute("SELECT 1")
+    assert _kill_skillc_backends(url) >= 1
+    # Idle past the check: the dead connection is pinged, dropped and replaced before use, so
+    # even a write (never retried) succeeds.
+    wait_until(lambda: _idle_long_enough(store), PATIENCE_S, "the pooled connection to be idle")
+    store.execute("CREATE TABLE IF NOT EXISTS t2 (n INT)")
+
+
+def _idle_long_enough(store: Any) -> bool:
+    from skillc.runtime.state.postgres_store import CHECK_IDLE_S
+
+    returned = list(store._returned.values())
+    return bool(returned) and time.monotonic() - max(returned) > CHECK_IDLE_S

@@ -111,6 +111,9 @@ class PostgresStore(StateStore):
         # saturated (SRV051); fewer means it could not open more (SRV050).
         self._in_use = 0
         self._down = False  # the last acquire found the server refusing or gone
+        # When a statement last met a dropped connection: every connection last used before then
+        # is suspect (a restart drops them all) and is pinged before it is handed out.
+        self._dropped_at = 0.0
         settings = url.pool
         self._pool: ConnectionPool[Any] = ConnectionPool(
             url.dsn,
@@ -153,7 +156,7 @@ class PostgresStore(StateStore):
                 self._down = isinstance(fault, StateUnavailable)
                 raise fault from err
             returned = self._returned.pop(id(conn), None)
-            if returned is not None and time.monotonic() - returned >= CHECK_IDLE_S:
+            if returned is not None and (returned <= self._dropped_at or time.monotonic() - returned >= CHECK_IDLE_S):
                 try:
                     conn.execute("")
                 except Exception:
@@ -204,6 +207,7 @@ class PostgresStore(StateStore):
                     if not _lost(conn):
                         raise
                     if attempt + 1 < tries:
+                        self._dropped_at = time.monotonic()
                         continue
                     raise self._lost_error(err) from err
         raise AssertionError("unreachable")  # pragma: no cover
@@ -226,6 +230,7 @@ class PostgresStore(StateStore):
                 raise self._lost_error(err) from err
 
     def _lost_error(self, err: BaseException) -> StateUnavailable:
+        self._dropped_at = time.monotonic()
         return StateUnavailable(f"SRV050 the state store {self.url.redacted()} dropped the connection: {_reason(err)}")
 
     def prepare(self) -> None:
