@@ -85,6 +85,14 @@ class Cluster:
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"), "-o", self.options,
                   "-w", "-t", "60", *action)  # fmt: skip
 
+    def stop_server(self) -> None:
+        """``pg_ctl stop -m fast``: every connection is terminated; the data stays for :meth:`start_server`."""
+        self._pg_ctl("stop", "-m", "fast")
+
+    def start_server(self) -> None:
+        """Start the stopped server again; returns once it accepts connections."""
+        self._pg_ctl("start")
+
     def restart(self) -> None:
         """``pg_ctl restart -m fast``: every connection is terminated; returns once the server accepts again."""
         self._pg_ctl("restart", "-m", "fast")
