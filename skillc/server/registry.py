@@ -19,7 +19,6 @@ from mcp_types import CallToolRequestParams, CallToolResult, InputRequiredResult
 from pydantic import BaseModel
 
 from skillc.runtime.state import StateError
-from skillc.server.store_faults import store_fault
 
 log = logging.getLogger("skillc.server")
 
@@ -29,6 +28,19 @@ ToolHandler = Callable[[ServerRequestContext[Any], CallToolRequestParams], Await
 
 def error_result(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=message)], is_error=True)
+
+
+def store_fault(err: StateError) -> CallToolResult:
+    """A state-store fault as a result: ``isError`` with the fault's code leading the text (and in
+    ``structuredContent.error.code``), never a JSON-RPC error with a driver's text. A client can
+    act on it (SRV050: the store did not answer, try again; SRV051: the server is saturated)."""
+    message = str(err).splitlines()[0] if str(err) else type(err).__name__
+    text = message if message.startswith(err.code) else f"{err.code} {message}"
+    return CallToolResult(
+        content=[TextContent(text=text)],
+        structured_content={"error": {"code": err.code, "message": text}},
+        is_error=True,
+    )
 
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:

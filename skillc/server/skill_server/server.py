@@ -45,7 +45,7 @@ from skillc.server.catalog import Catalogue, LoadedSkill
 from skillc.server.consent import ConsentPolicy
 from skillc.server.descriptor import DebugDescriptor
 from skillc.server.events import EventHub, EventLimits, events_uri
-from skillc.server.registry import ToolResult
+from skillc.server.registry import ToolResult, store_fault
 from skillc.server.request_log import RequestRecord, emit
 from skillc.server.results import wire_safe
 from skillc.server.sessions import SESSION_META, SessionBinder, SessionKeys
@@ -61,7 +61,6 @@ from skillc.server.skill_server.served import ServedSkills
 from skillc.server.skill_server.tool_list import skill_tools
 from skillc.server.skill_server.ui_control_wiring import UiControlWiring, ui_control_status
 from skillc.server.skills_ext import SkillsExtension
-from skillc.server.store_faults import store_fault
 
 log = logging.getLogger("skillc.server")
 
