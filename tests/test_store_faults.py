@@ -32,6 +32,7 @@ import pytest
 
 from skillc.runtime.config import PoolSettings, RuntimeConfig
 from skillc.runtime.state import close_pools
+from skillc.server.consent import ConsentPolicy
 from skillc.server.request_log import REQUEST_LOGGER
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests import postgres_cluster as pg
@@ -60,7 +61,9 @@ def served(tmp_path: Path) -> Iterator[tuple[pg.Cluster, str, ServeHandle]]:
     cluster, url = _cluster()
     runtime = RuntimeConfig(state_dir=tmp_path, state_url=url, state_pool=POOL)
     try:
-        with ServeHandle.start(ServeOptions(paths=(COFFEE,), port=0, runtime=runtime)) as handle:
+        # confirmOrder (L3) approved by the operator: it runs without a consent token from the store.
+        consent = ConsentPolicy(approve=frozenset({"confirmOrder"}))
+        with ServeHandle.start(ServeOptions(paths=(COFFEE,), port=0, runtime=runtime, consent=consent)) as handle:
             yield cluster, url, handle
     finally:
         close_pools()
@@ -213,6 +216,13 @@ def test_exhausted_connections_answer_at_once_and_healthz_stays_up(
                 text = _failed(tapped)
                 assert text is not None and text.startswith(CODES), tapped
                 assert took < 2.0, f"the tap took {took:.2f} s to answer"
+                # A call whose skill reads storage first: the read fails named, and so does the call.
+                order = {"name": "confirmOrder", "arguments": {"drinkId": "d02"}}
+                ordered = http.post(
+                    handle.url, json={"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": order}
+                )
+                text = _failed(ordered.json())
+                assert text is not None and "getStorageSync:fail SRV050" in text, ordered.json()
                 # Liveness never waits on the store; readiness says it is gone.
                 t0 = time.monotonic()
                 assert http.get(f"{base}/healthz").status_code == 200
