@@ -304,3 +304,30 @@ def _idle_long_enough(store: Any) -> bool:
 
     returned = list(store._returned.values())
     return bool(returned) and time.monotonic() - max(returned) > CHECK_IDLE_S
+
+
+def test_an_audited_call_that_ran_answers_though_its_audit_record_cannot_be_written(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from skillc.diagnostics import DiagnosticSink
+    from skillc.frontend.package import load_skill
+    from skillc.runtime.api.api_runtime import ApiRuntime
+    from skillc.runtime.state import StateUrl, connect_state
+
+    pkg = load_skill(COFFEE, DiagnosticSink())
+    assert pkg is not None
+    runtime = ApiRuntime(pkg, RuntimeConfig(state_dir=tmp_path / "state"))
+    try:
+        # The audit's store goes away after the order is made: a file where its folder should be.
+        (tmp_path / "gone").write_text("")
+        runtime.audit.store = connect_state(StateUrl.sqlite(tmp_path / "gone" / "state.sqlite3"))
+        runtime.approver = lambda _request: True
+        with caplog.at_level(logging.ERROR, logger="skillc.server"):
+            outcome = runtime.call_blocking("confirmOrder", {"drinkId": "d01"})
+        assert not outcome.result.is_error, outcome.result.text
+        assert outcome.result.structured_content is not None
+        assert outcome.result.structured_content["order"]["orderId"] == "MB000001"
+        logged = [r.getMessage() for r in caplog.records if "SRV052 the audit record of confirmOrder" in r.getMessage()]
+        assert len(logged) == 1 and '"api_name":"confirmOrder"' in logged[0].replace(" ", "")
+    finally:
+        runtime.close()
