@@ -71,14 +71,31 @@ class Cluster:
             tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
             raise RuntimeError(f"{Path(argv[0]).name} failed ({done.returncode}): {done.stderr.strip()} {tail}")
 
-    def start(self) -> str:
+    def start(self, max_connections: int = 200) -> str:
         """Start the cluster; the URL of its ``postgres`` database."""
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", OWNER, "-E", "UTF8",
                   "--no-sync", "--no-instructions")  # fmt: skip
-        options = f"-k {self.root} -p {self.port} -c listen_addresses='' -c fsync=off -c max_connections=200"
-        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"), "-o", options,
-                  "-w", "-t", "60", "start")  # fmt: skip
+        self.options = (
+            f"-k {self.root} -p {self.port} -c listen_addresses='' -c fsync=off -c max_connections={max_connections}"
+        )
+        self._pg_ctl("start")
         return f"postgresql://{OWNER}@/postgres?host={quote(str(self.root), safe='')}&port={self.port}"
+
+    def _pg_ctl(self, *action: str) -> None:
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"), "-o", self.options,
+                  "-w", "-t", "60", *action)  # fmt: skip
+
+    def stop_server(self) -> None:
+        """``pg_ctl stop -m fast``: every connection is terminated; the data stays for :meth:`start_server`."""
+        self._pg_ctl("stop", "-m", "fast")
+
+    def start_server(self) -> None:
+        """Start the stopped server again; returns once it accepts connections."""
+        self._pg_ctl("start")
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast``: every connection is terminated; returns once the server accepts again."""
+        self._pg_ctl("restart", "-m", "fast")
 
     def stop(self) -> None:
         if self.data.exists():

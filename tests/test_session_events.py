@@ -139,6 +139,64 @@ def test_the_least_recently_written_session_goes_first(new_hub: NewHub) -> None:
     assert hub.page(EventQuery("b")).events == []
 
 
+# -- a call's events in one transaction ----------------------------------------------------------
+
+
+def _counting(hub: EventHub) -> list[int]:
+    """How many transactions the hub's store has begun, counted as they begin (the real store's
+    transaction, wrapped on this one instance)."""
+    store = hub._buffers.store  # type: ignore[attr-defined]
+    begun = [0]
+    real = store.transaction
+
+    def transaction(*args: Any, **kwargs: Any) -> Any:
+        begun[0] += 1
+        return real(*args, **kwargs)
+
+    store.transaction = transaction
+    return begun
+
+
+def test_a_batch_is_one_transaction_and_concurrent_batches_share_them(new_instance: NewHub) -> None:
+    hub, reader = new_instance(), new_instance()
+    _append(hub, "s", "made")  # the session exists: no trim of the session bound follows
+    begun = _counting(hub)
+
+    async def call(n: int) -> None:
+        batch = hub.batch()
+        for i in range(4):  # started, console, card rendered, finished
+            batch.append("s", "mcp", "tool_call", "info", f"call {n} event {i}")
+        assert await batch.commit() == 0
+
+    asyncio.run(call(0))
+    assert begun[0] == 1
+    # Written before commit returned: another instance reads all four at once, in order.
+    page = reader.page(EventQuery("s", cursor=1))
+    assert [e.message for e in page.events] == [f"call 0 event {i}" for i in range(4)]
+    assert [e.id for e in page.events] == [2, 3, 4, 5]
+
+    async def calls() -> None:
+        await asyncio.gather(*(call(n) for n in range(1, 9)))
+
+    begun[0] = 0
+    asyncio.run(calls())
+    assert 1 <= begun[0] <= 8  # at most one each; those waiting together share one
+    ids = [e.id for e in reader.page(EventQuery("s", cursor=5)).events]
+    assert ids == list(range(6, 6 + 32))  # every id taken once, no gap
+
+
+def test_a_batch_the_store_cannot_take_is_counted_not_raised(new_instance: NewHub, tmp_path: Path) -> None:
+    hub = new_instance()
+    batch = hub.batch()
+    for i in range(3):
+        batch.append("s", "mcp", "tool_call", "info", f"event {i}")
+    # The store goes away before the batch is written: a file where its folder should be.
+    (tmp_path / "gone").write_text("")
+    hub._buffers.store = connect_state(StateUrl.sqlite(tmp_path / "gone" / "state.sqlite3"))  # type: ignore[attr-defined]
+    assert asyncio.run(batch.commit()) == 3  # the call that made them still answers
+    assert hub.lost == 3
+
+
 # -- instances sharing one store ------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ from skillc.cli.options import (
 from skillc.cli.output import EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
+    from skillc.runtime.config import RuntimeConfig
     from skillc.server.consent import ConsentPolicy
     from skillc.server.runner import Prepared, ServeOptions
 
@@ -115,6 +116,29 @@ def _given(ctx: click.Context, name: str) -> bool:
     "a worker that dies is restarted. HTTP only. See docs/deploy.md.",
 )
 @click.option(
+    "--state-pool-min",
+    type=click.IntRange(0, 1000),
+    default=1,
+    show_default=True,
+    help="PostgreSQL state store: connections each worker keeps open.",
+)
+@click.option(
+    "--state-pool-max",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="PostgreSQL state store: connections each worker opens at most. Instances x workers x this must fit "
+    "the server's max_connections (checked at start). See docs/deploy.md.",
+)
+@click.option(
+    "--state-pool-timeout",
+    "state_pool_timeout_s",
+    type=click.FloatRange(0.01, 600),
+    default=1.5,
+    show_default=True,
+    help="PostgreSQL state store: seconds a call waits for a free connection before it answers SRV051.",
+)
+@click.option(
     "--graceful-timeout",
     "graceful_timeout_s",
     type=click.FloatRange(0, 3600),
@@ -154,6 +178,9 @@ def serve(
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     workers: int,
+    state_pool_min: int,
+    state_pool_max: int,
+    state_pool_timeout_s: float,
     graceful_timeout_s: float,
     drain_s: float,
     auth_issuer: str | None,
@@ -209,6 +236,7 @@ def serve(
 
     from skillc.diagnostics import render_text
     from skillc.ir.viewport import Viewport
+    from skillc.runtime.config import PoolSettings
     from skillc.server import request_log
     from skillc.server.events import EventLimits
     from skillc.server.runner import ServeOptions, banner, endpoint_url, prepare, serve_foreground
@@ -244,6 +272,9 @@ def serve(
             click.echo("skillc: error: --user / --anonymous cannot be given with --auth-issuer", err=True)
             sys.exit(EXIT_USAGE)
     runtime = runtime_flags.config(state_dir, state_url)
+    pool = PoolSettings(min_size=state_pool_min, max_size=state_pool_max, timeout_s=state_pool_timeout_s)
+    runtime = runtime.model_copy(update={"state_pool": pool})
+    check_pool_budget(runtime, workers)
     options = ServeOptions(
         paths=paths,
         host=host,
@@ -302,3 +333,24 @@ def _serve_workers(prepared: Prepared, options: ServeOptions, workers: int, log_
         return supervisor.run(lambda: click.echo(banner(endpoint, options, workers), err=True))
     finally:
         reservation.close()
+
+
+def check_pool_budget(runtime: RuntimeConfig, workers: int) -> None:
+    """Refuse (exit 2) a PostgreSQL pool configuration that cannot fit the server's max_connections."""
+    from skillc.runtime.state import StateError, state_url_of
+    from skillc.runtime.state.budget import pool_budget
+
+    url = state_url_of(runtime)
+    if url.kind != "postgresql":
+        return
+    try:
+        budget = pool_budget(url, workers)
+    except StateError:
+        return  # an unreachable store is reported, with its reason, when the server opens it
+    refusal = budget.refusal()
+    if refusal is not None:
+        click.echo(f"skillc: error: {refusal}", err=True)
+        sys.exit(EXIT_USAGE)
+    warning = budget.warning()
+    if warning is not None:
+        click.echo(f"skillc: warning: {warning}", err=True)

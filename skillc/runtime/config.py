@@ -17,6 +17,19 @@ STATE_FILE = "state.sqlite3"
 IDENTITY_KEY_FILE = "identity.key"
 
 
+class PoolSettings(BaseModel):
+    """A PostgreSQL process's connection pool (``serve --state-pool-min/-max/-timeout``): each
+    worker of each instance holds up to ``max_size`` connections, so instances x workers x
+    max_size must fit the server's max_connections (checked when `skillc serve` starts)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_size: int = Field(default=1, ge=0, le=1000, description="connections kept open")
+    max_size: int = Field(default=10, ge=1, le=1000, description="connections at most")
+    # Exhaustion answers at once with SRV051 instead of queueing a call behind a stuck store.
+    timeout_s: float = Field(default=1.5, gt=0, le=600, description="how long a statement waits for a free connection")
+
+
 def default_state_dir() -> Path:
     """``$SKILLC_STATE_DIR``, else ``$XDG_STATE_HOME/skillc``, else ``~/.local/state/skillc``."""
     explicit = os.environ.get(STATE_DIR_ENV)
@@ -136,6 +149,8 @@ class RuntimeConfig(BaseModel):
     # Where storage, cards, audit and logins live (docs/deploy.md, "The state store"): a
     # postgresql:// URL or a SQLite file; unset, the SQLite file in state_dir.
     state_url: str | None = Field(default_factory=lambda: os.environ.get(STATE_URL_ENV) or None)
+    # The PostgreSQL connection pool of each process (serve --state-pool-min/-max/-timeout).
+    state_pool: PoolSettings = Field(default_factory=PoolSettings)
     timeout_s: float = Field(default=300.0, gt=0, description="shared by middleware and handler")
     memory_limit: int = Field(default=64 << 20, ge=4 << 20)
     # 2-4 MB: deep enough for real recursion, well inside a glibc thread's 8 MB stack.

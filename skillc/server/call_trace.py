@@ -19,18 +19,28 @@ from skillc.runtime.cards.card_models import (
     TimerFiring,
 )
 from skillc.runtime.contracts import ConsoleEntry
-from skillc.server.events import EventHub, EventLevel, console_level
+from skillc.server.events import EventBatch, EventHub, EventLevel, console_level
 
 
 @dataclass
 class CallTrace:
+    """``batch``: collect the events and write them together at :meth:`flush` (a tools/call);
+    None: each event is written at once (a card timer, with no request to answer)."""
+
     hub: EventHub
     session_id: str
     tool_call_id: str | None
     tool: str
+    batch: EventBatch | None = None
+
+    async def flush(self) -> int:
+        """Write the batch; the number of events a store fault kept out (counted and logged)."""
+        if self.batch is None:
+            return 0
+        return await self.batch.commit(f"tools/call {self.tool} (request {self.tool_call_id})")
 
     def _add(self, source: str, stream: str, level: EventLevel, message: str, **metadata: Any) -> None:
-        self.hub.append(
+        (self.batch or self.hub).append(
             self.session_id,
             source,
             stream,

@@ -18,18 +18,24 @@ Shapes follow RUNTIME-CONTRACTS.md ("Session events"): snake_case fields, option
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillc.runtime.state.store import StateStore
+from skillc.runtime.state.schema import EVENTS_TOUCH_SEQ
+from skillc.runtime.state.store import StateError, StateStore, Tx
+from skillc.server.group_commit import GroupWriter
+
+log = logging.getLogger("skillc.server")
 
 EventLevel = Literal["trace", "debug", "info", "warning", "error"]
 # The levels a console line maps to: in both the event levels and MCP's logging levels.
@@ -196,11 +202,22 @@ def bound_metadata(metadata: dict[str, Any], limit: int) -> dict[str, Any]:
     return bounded
 
 
-class _Buffers(Protocol):
-    """Where the buffers live. ``make`` builds the event once its id is known (under the
-    backend's lock, so timestamps follow ids)."""
+@dataclass(frozen=True)
+class _Pending:
+    """An event waiting for its id: ``make`` builds it once the backend has given one."""
 
-    def append(self, session_id: str, make: Callable[[int], SessionEvent]) -> SessionEvent: ...
+    session_id: str
+    make: Callable[[int], SessionEvent]
+
+
+class _Buffers(Protocol):
+    """Where the buffers live. Each backend gives ids in the order of ``pending``."""
+
+    def append_many(self, pending: Sequence[_Pending]) -> list[SessionEvent]: ...
+
+    async def append_async(self, pending: Sequence[_Pending]) -> list[SessionEvent]: ...
+
+    def close(self) -> None: ...
 
     def page(self, query: EventQuery) -> EventPage: ...
 
@@ -240,7 +257,16 @@ class _MemoryBuffers:
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._lock = threading.Lock()
 
-    def append(self, session_id: str, make: Callable[[int], SessionEvent]) -> SessionEvent:
+    def append_many(self, pending: Sequence[_Pending]) -> list[SessionEvent]:
+        return [self._append(p.session_id, p.make) for p in pending]
+
+    async def append_async(self, pending: Sequence[_Pending]) -> list[SessionEvent]:
+        return self.append_many(pending)  # no I/O: nothing to wait for
+
+    def close(self) -> None:
+        pass
+
+    def _append(self, session_id: str, make: Callable[[int], SessionEvent]) -> SessionEvent:
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
@@ -286,20 +312,20 @@ _PAGE = (
     " WHERE s.session_id = ? ORDER BY e.id"
 )
 _EVENTS_AFTER = "SELECT event FROM events WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?"
-# ``touched`` is a write counter shared by every instance (the next one is MAX + 1, read from the
-# event_sessions_touched index), not a clock: instances' clocks need not agree. Writes to two
-# sessions at the same moment on PostgreSQL may tie; ties go by session id.
-_NEXT_TOUCH = "(SELECT COALESCE(MAX(touched), 0) + 1 FROM event_sessions)"
-# Each session transaction writes the session row first. On PostgreSQL that row lock, held to
-# COMMIT, is what orders a session's writes against an eviction, which deletes the row before the
-# events (under no lock of the session). On SQLite every writer holds the file's lock.
-# Taking an id also drops the oldest beyond max_events (SET reads the old values: next_id is the
-# new event's id), so the common append is one UPDATE and one INSERT.
-_TAKE_ID = (
-    "UPDATE event_sessions SET next_id = next_id + 1, touched = " + _NEXT_TOUCH + ","
-    " dropped = CASE WHEN next_id - dropped > ? THEN next_id - ? ELSE dropped END"
-    " WHERE session_id = ? RETURNING next_id - 1, dropped"
+# ``touched`` orders sessions by their last write, for dropping the least recently written: a
+# counter every instance shares (a sequence on PostgreSQL, the index's largest value + 1 on
+# SQLite), not a clock, since instances' clocks need not agree.
+# One statement takes ``n`` ids for a session, creating its row if it has none, and drops the
+# oldest beyond max_events (SET reads the old values). RETURNING gives the first id taken and the
+# new ``dropped``: a first id of 1 means the row was made now.
+_TAKE_IDS = (
+    "INSERT INTO event_sessions (session_id, next_id, dropped, touched) VALUES (?, ? + 1, ?, {touch})"
+    " ON CONFLICT (session_id) DO UPDATE SET next_id = event_sessions.next_id + ?, touched = excluded.touched,"
+    " dropped = CASE WHEN event_sessions.next_id + ? - 1 - event_sessions.dropped > ?"
+    " THEN event_sessions.next_id + ? - 1 - ? ELSE event_sessions.dropped END"
+    " RETURNING next_id - ?, dropped"
 )
+_INSERT_EVENT = "INSERT INTO events (session_id, id, event) VALUES (?, ?, ?)"
 _HOLD_ROW = "UPDATE event_sessions SET dropped = dropped WHERE session_id = ? RETURNING next_id, dropped"
 _MAX_ID = 2**63 - 1  # BIGINT: a larger cursor (the URI takes any number) reads as this one
 _CHUNK = 500  # session ids per DELETE ... IN (...), well under every engine's parameter limit
@@ -307,60 +333,119 @@ _CHUNK = 500  # session ids per DELETE ... IN (...), well under every engine's p
 
 class _StoredBuffers:
     """The buffers in the state store's event_sessions / events tables, shared by every instance
-    on that store. A session's writes start by updating its row, whose lock (held to COMMIT on
-    PostgreSQL; SQLite's writers hold the file) orders them: no named lock is needed. Creating a
-    session (the only way the session count grows, and the only place sessions are dropped) takes
-    ``events:sessions``, so the max_sessions bound is exact even when instances create at once.
-    A page without drain is one SELECT: one snapshot on both engines, no lock taken."""
+    on that store.
+
+    Appends are written by one writer thread per process, which commits every append waiting at
+    that moment in one transaction (group commit, skillc/server/group_commit.py): a call's events
+    cost one transaction at most, and under load many calls share one. A session's ids come from
+    its row, whose lock (held to COMMIT on PostgreSQL; SQLite's writers hold the file) orders its
+    writes; a transaction locks its sessions' rows in session-id order, so two never wait on each
+    other in a cycle. A transaction that made a session then drops the least recently written
+    beyond ``max_sessions`` under ``events:sessions``, in a transaction of its own. A page
+    without drain is one SELECT: one snapshot on both engines, no lock taken."""
 
     SESSIONS_LOCK = "events:sessions"
 
     def __init__(self, limits: EventLimits, store: StateStore) -> None:
         self.limits = limits
         self.store = store
+        touch = store.dialect.next_value(EVENTS_TOUCH_SEQ, "event_sessions", "touched")
+        self._take_ids = _TAKE_IDS.format(touch=touch)
+        self._writer: GroupWriter[Sequence[_Pending], list[SessionEvent]] = GroupWriter(
+            self._write_group, name="skillc-events-writer"
+        )
 
-    def append(self, session_id: str, make: Callable[[int], SessionEvent]) -> SessionEvent:
-        while True:
+    def append_many(self, pending: Sequence[_Pending]) -> list[SessionEvent]:
+        with self.store.transaction() as tx:
+            events, created = self._write(tx, pending)
+        if created:
+            self._trim()
+        return events
+
+    async def append_async(self, pending: Sequence[_Pending]) -> list[SessionEvent]:
+        return await asyncio.wrap_future(self._writer.submit(pending))
+
+    def close(self) -> None:
+        self._writer.close()
+
+    def _write_group(self, group: Sequence[Sequence[_Pending]]) -> list[list[SessionEvent] | BaseException]:
+        answers: list[list[SessionEvent] | BaseException] = []
+        made = False
+        try:
             with self.store.transaction() as tx:
-                limit = self.limits.max_events
-                taken = tx.execute(_TAKE_ID, (limit, limit, session_id))
-                if taken:
-                    event_id, dropped = int(taken[0][0]), int(taken[0][1])
-                    event = make(event_id)
-                    tx.execute(
-                        "INSERT INTO events (session_id, id, event) VALUES (?, ?, ?)",
-                        (session_id, event_id, event.model_dump_json(exclude_none=True)),
-                    )
-                    # dropped = id - max_events: this append dropped the oldest (or, with exactly
-                    # max_events retained, nothing, and the DELETE finds no row).
-                    if dropped > 0 and dropped == event_id - limit:
-                        tx.execute("DELETE FROM events WHERE session_id = ? AND id <= ?", (session_id, dropped))
-                    return event
-            # No row: create it, then take an id as above. Dropped again before that (max_sessions
-            # newer sessions created in between) it is simply created again.
-            self._create(session_id)
+                for pending in group:
+                    events, created = self._write(tx, pending)
+                    answers.append(events)
+                    made = made or created
+        except StateError:
+            raise  # the store is unreachable: every caller in the group hears it
+        except Exception:
+            # One bad append must not cost the others theirs: each in a transaction of its own.
+            answers = []
+            for pending in group:
+                try:
+                    answers.append(self.append_many(pending))
+                except Exception as err:
+                    answers.append(err)
+            return answers
+        if made:
+            try:
+                self._trim()
+            except Exception:  # the events are written; the bound is restored by the next trim
+                log.warning("dropping the least recently written event sessions failed", exc_info=True)
+        return answers
 
-    def _create(self, session_id: str) -> None:
+    def _write(self, tx: Tx, pending: Sequence[_Pending]) -> tuple[list[SessionEvent], bool]:
+        """Give ``pending`` their ids and insert them; whether a session row was made."""
+        limit = self.limits.max_events
+        by_session: dict[str, list[int]] = {}
+        for at, p in enumerate(pending):
+            by_session.setdefault(p.session_id, []).append(at)
+        events: list[SessionEvent | None] = [None] * len(pending)
+        rows: list[tuple[str, int, str]] = []
+        created = False
+        for session_id in sorted(by_session):  # one lock order for every writer
+            ats = by_session[session_id]
+            n = len(ats)
+            taken = tx.execute(self._take_ids, (session_id, n, max(n - limit, 0), n, n, limit, n, limit, n))
+            first, dropped = int(taken[0][0]), int(taken[0][1])
+            created = created or first == 1
+            for offset, at in enumerate(ats):
+                event = events[at] = pending[at].make(first + offset)
+                if event.id > dropped:  # a batch larger than max_events keeps only its newest
+                    rows.append((session_id, event.id, event.model_dump_json(exclude_none=True)))
+            # dropped = last - max_events: this append dropped the oldest (or, with exactly
+            # max_events retained, nothing, and the DELETE finds no row).
+            if dropped > 0 and dropped == first + n - 1 - limit:
+                tx.execute("DELETE FROM events WHERE session_id = ? AND id <= ?", (session_id, dropped))
+        if rows:
+            tx.execute_many(_INSERT_EVENT, rows)
+        return [e for e in events if e is not None], created
+
+    def _trim(self) -> None:
+        """Drop the least recently written sessions beyond max_sessions (their rows first, then
+        their events). Under the sessions lock, so the bound is exact however many instances
+        made sessions at once: each trim counts what the ones before it left."""
         with self.store.transaction(lock=self.SESSIONS_LOCK) as tx:
-            if tx.execute("SELECT 1 FROM event_sessions WHERE session_id = ?", (session_id,)):
-                return  # another thread or instance created it while we waited
-            tx.execute(
-                f"INSERT INTO event_sessions (session_id, next_id, dropped, touched) VALUES (?, 1, 0, {_NEXT_TOUCH})",
-                (session_id,),
-            )
             excess = int(tx.execute("SELECT COUNT(*) FROM event_sessions")[0][0]) - self.limits.max_sessions
             if excess <= 0:
                 return
             victims = [
                 str(r[0])
                 for r in tx.execute(
-                    "SELECT session_id FROM event_sessions WHERE session_id <> ? ORDER BY touched, session_id LIMIT ?",
-                    (session_id, excess),
+                    "SELECT session_id FROM event_sessions ORDER BY touched, session_id LIMIT ?", (excess,)
                 )
             ]
             for at in range(0, len(victims), _CHUNK):
-                chunk = victims[at : at + _CHUNK]
+                chunk = sorted(victims[at : at + _CHUNK])
                 marks = ", ".join("?" * len(chunk))
+                if self.store.kind == "postgresql":
+                    # Rows locked in session-id order, as the writers lock theirs: no cycle.
+                    tx.execute(
+                        f"SELECT session_id FROM event_sessions WHERE session_id IN ({marks})"
+                        " ORDER BY session_id FOR UPDATE",
+                        chunk,
+                    )
                 # The row first: a write to that session already under way holds it, so this waits
                 # for the write to commit and the DELETE of its events below sees what it wrote.
                 tx.execute(f"DELETE FROM event_sessions WHERE session_id IN ({marks})", chunk)
@@ -405,7 +490,11 @@ class EventHub:
 
     Without ``store`` the buffers are this process's memory (the fastest, for one process).
     With one, they are the store's event_sessions / events tables, so every instance of a fleet
-    on that store reads and writes the same buffers, with the same ids, cursors and bounds."""
+    on that store reads and writes the same buffers, with the same ids, cursors and bounds.
+
+    A tools/call collects its events in a :class:`EventBatch` and commits them together before it
+    answers (one transaction at most, off the event loop): a client told about its call can read
+    every event of it, on any instance. Events a store fault kept out are counted in ``lost``."""
 
     def __init__(
         self,
@@ -416,7 +505,48 @@ class EventHub:
     ) -> None:
         self.limits = limits or EventLimits()
         self._clock_ns = clock_ns
+        self._memory = store is None
         self._buffers: _Buffers = _MemoryBuffers(self.limits) if store is None else _StoredBuffers(self.limits, store)
+        self._lost = 0
+        self._lost_lock = threading.Lock()
+
+    def _pending(
+        self,
+        session_id: str,
+        source: str,
+        stream: str,
+        level: EventLevel,
+        message: str,
+        *,
+        tool_call_id: str | None,
+        correlation_id: str | None,
+        metadata: dict[str, Any] | None,
+        at_ns: int | None,
+    ) -> _Pending:
+        text, cut = _cut(message, self.limits.max_message_bytes)
+        kept = bound_metadata(metadata, self.limits.max_metadata_bytes) if metadata else {}
+        # The request id a client chose: cut so it cannot carry the bulk the metadata bound keeps out.
+        call_id = None if tool_call_id is None else _cut(tool_call_id, _ID_MAX_BYTES)[0]
+        correlation = None if correlation_id is None else _cut(correlation_id, _ID_MAX_BYTES)[0]
+
+        def make(event_id: int) -> SessionEvent:
+            return SessionEvent(
+                id=event_id,
+                # An event written at once is stamped under the backend's lock (timestamps follow
+                # ids); one of a batch when it happened, not when the batch was committed.
+                timestamp_ns=int(self._clock_ns()) if at_ns is None else at_ns,
+                session_id=session_id,
+                source=source,
+                stream=stream,
+                level=level,
+                message=text,
+                tool_call_id=call_id,
+                correlation_id=correlation,
+                truncation=cut,
+                metadata=kept,
+            )
+
+        return _Pending(session_id, make)
 
     def append(
         self,
@@ -430,28 +560,33 @@ class EventHub:
         correlation_id: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> SessionEvent:
-        text, cut = _cut(message, self.limits.max_message_bytes)
-        kept = bound_metadata(metadata, self.limits.max_metadata_bytes) if metadata else {}
-        # The request id a client chose: cut so it cannot carry the bulk the metadata bound keeps out.
-        call_id = None if tool_call_id is None else _cut(tool_call_id, _ID_MAX_BYTES)[0]
-        correlation = None if correlation_id is None else _cut(correlation_id, _ID_MAX_BYTES)[0]
+        """Write one event now (in its own transaction on a store)."""
+        pending = self._pending(
+            session_id,
+            source,
+            stream,
+            level,
+            message,
+            tool_call_id=tool_call_id,
+            correlation_id=correlation_id,
+            metadata=metadata,
+            at_ns=None,
+        )
+        return self._buffers.append_many([pending])[0]
 
-        def make(event_id: int) -> SessionEvent:
-            return SessionEvent(
-                id=event_id,
-                timestamp_ns=int(self._clock_ns()),
-                session_id=session_id,
-                source=source,
-                stream=stream,
-                level=level,
-                message=text,
-                tool_call_id=call_id,
-                correlation_id=correlation,
-                truncation=cut,
-                metadata=kept,
-            )
+    def batch(self) -> EventBatch:
+        """A batch of appends written together by :meth:`EventBatch.commit`."""
+        return EventBatch(self)
 
-        return self._buffers.append(session_id, make)
+    @property
+    def lost(self) -> int:
+        """Events a store fault kept out of the buffers since the server started."""
+        with self._lost_lock:
+            return self._lost
+
+    def _count_lost(self, count: int) -> None:
+        with self._lost_lock:
+            self._lost += count
 
     def page(self, query: EventQuery) -> EventPage:
         """Events with ``id > cursor``, oldest first, at most ``limit``; an unknown session is empty."""
@@ -460,3 +595,71 @@ class EventHub:
     def sessions(self) -> list[str]:
         """The sessions kept, the least recently written first."""
         return self._buffers.sessions()
+
+    def close(self) -> None:
+        """Write what is still queued, then stop the writer (a server shutting down)."""
+        self._buffers.close()
+
+
+class EventBatch:
+    """The events of one call. In memory they are appended at once (nothing to wait for); on a
+    store they wait in the batch until :meth:`commit` writes them in one transaction."""
+
+    def __init__(self, hub: EventHub) -> None:
+        self._hub = hub
+        self._pending: list[_Pending] = []
+
+    def append(
+        self,
+        session_id: str,
+        source: str,
+        stream: str,
+        level: EventLevel,
+        message: str,
+        *,
+        tool_call_id: str | None = None,
+        correlation_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        hub = self._hub
+        if hub._memory:
+            hub.append(
+                session_id,
+                source,
+                stream,
+                level,
+                message,
+                tool_call_id=tool_call_id,
+                correlation_id=correlation_id,
+                metadata=metadata,
+            )
+            return
+        self._pending.append(
+            hub._pending(
+                session_id,
+                source,
+                stream,
+                level,
+                message,
+                tool_call_id=tool_call_id,
+                correlation_id=correlation_id,
+                metadata=metadata,
+                at_ns=int(hub._clock_ns()),
+            )
+        )
+
+    async def commit(self, what: str = "a call") -> int:
+        """Write the batch (awaited: the caller answers only once its events can be read). A
+        store fault is not raised: the events it kept out are counted, logged with ``what``, and
+        their number returned, so a call that ran still answers with its outcome."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return 0
+        try:
+            await self._hub._buffers.append_async(pending)
+        except Exception as err:
+            self._hub._count_lost(len(pending))
+            code = err.code if isinstance(err, StateError) else "SRV052"
+            log.warning("SRV052 %d events of %s were not written (%s): %s", len(pending), what, code, err)
+            return len(pending)
+        return 0

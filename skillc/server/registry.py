@@ -18,6 +18,8 @@ from mcp.server.context import ServerRequestContext
 from mcp_types import CallToolRequestParams, CallToolResult, InputRequiredResult, TextContent, Tool
 from pydantic import BaseModel
 
+from skillc.runtime.state import StateError
+
 log = logging.getLogger("skillc.server")
 
 ToolResult = CallToolResult | InputRequiredResult
@@ -26,6 +28,19 @@ ToolHandler = Callable[[ServerRequestContext[Any], CallToolRequestParams], Await
 
 def error_result(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=message)], is_error=True)
+
+
+def store_fault(err: StateError) -> CallToolResult:
+    """A state-store fault as a result: ``isError`` with the fault's code leading the text (and in
+    ``structuredContent.error.code``), never a JSON-RPC error with a driver's text. A client can
+    act on it (SRV050: the store did not answer, try again; SRV051: the server is saturated)."""
+    message = str(err).splitlines()[0] if str(err) else type(err).__name__
+    text = message if message.startswith(err.code) else f"{err.code} {message}"
+    return CallToolResult(
+        content=[TextContent(text=text)],
+        structured_content={"error": {"code": err.code, "message": text}},
+        is_error=True,
+    )
 
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -91,6 +106,8 @@ class ToolRegistry:
             return error_result(f"Unknown tool: {params.name} (tools: {known})")
         try:
             return await spec.handler(ctx, params)
+        except StateError as err:  # the store failed, not us: a named fault, logged with the request
+            return store_fault(err)
         except Exception as err:  # a bug of ours must reach the client as a result, never an HTTP 500
             log.exception("tools/call %s failed", params.name)
             return error_result(f"skillc could not run {params.name}: internal error ({type(err).__name__}: {err})")

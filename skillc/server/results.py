@@ -29,6 +29,7 @@ from skillc.runtime.api.values import clean, replaced_note
 from skillc.runtime.cards.card_models import CallOutcome, CardUpdatesView, EventOutcome
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.contracts import ContentBlock as ApiBlock
+from skillc.runtime.state import StateError
 from skillc.server.artefacts import ArtefactStore, ArtefactTooLarge, FileRef
 from skillc.server.registry import error_result
 from skillc.server.tools import CARD_EVENT_TOOL, CARD_UPDATES_TOOL, CARD_VISIBILITY_TOOL
@@ -239,10 +240,10 @@ def _stored(
     store: ArtefactStore, body: bytes, mime: str, name: str, session_id: str, tool_call_id: str | None
 ) -> FileRef | None:
     """``body`` as an artefact of the caller's session; None when the store cannot take it (the
-    value then stays inline, as before)."""
+    value then stays inline, as before: a state-store fault after the call ran must not lose it)."""
     try:
         return store.put(body, mime=mime, display_name=name, session_id=session_id, tool_call_id=tool_call_id)
-    except ArtefactTooLarge:
+    except (ArtefactTooLarge, StateError):
         return None
 
 

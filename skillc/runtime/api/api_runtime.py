@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -53,6 +54,7 @@ from skillc.runtime.host.storage import Storage
 from skillc.runtime.sandbox.engine import BackgroundLoop
 from skillc.runtime.sandbox.modules import SkillCode
 from skillc.runtime.sandbox.native import Deadline, self_check
+from skillc.runtime.state import StateError
 
 Approver = Callable[[ApprovalRequest], bool | Awaitable[bool]]
 
@@ -665,6 +667,16 @@ class _Chain:
                 detail=detail,
                 duration_ms=outcome.duration_ms,
             )
-            self.runtime.audit.write(record)
+            try:
+                self.runtime.audit.write(record)
+            except StateError as err:
+                # The call ran (a payment may have gone through): its outcome is answered, and the
+                # record the store could not take is logged whole instead of lost with the call.
+                logging.getLogger("skillc.server").error(
+                    "SRV052 the audit record of %s was not written (%s): %s",
+                    self.api_name,
+                    err,
+                    record.model_dump_json(),
+                )
             outcome.audit = record
         return outcome

@@ -58,6 +58,7 @@ from skillc.runtime.cards.timer_driver import TimerDriver
 from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome, ApprovalRequest, AtomicApiResult
 from skillc.runtime.sandbox.engine import BackgroundLoop
 from skillc.runtime.sandbox.modules import SkillCode
+from skillc.runtime.state import StateError
 
 DEFAULT_EXPIRED_TEXT = "服务已过期"
 # One wait of a flow fires at most this many timer callbacks (a safety net: the minimum interval
@@ -412,8 +413,15 @@ class CardHost:
             step.diagnostics += card.close()
             return card, step, None
         assert card.data_json is not None  # a mounted card has rendered within its limits
-        record.seq = self.store.next_seq()
-        self.store.insert(record, card.data_json)
+        try:
+            record.seq = self.store.next_seq()
+            self.store.insert(record, card.data_json)
+        except StateError as err:
+            # The API call already ran (a payment may have gone through): its result is answered,
+            # shown by the fallback card, rather than lost to the store's fault.
+            step.failure = f"{err.code} the card could not be kept in the state store: {err}"
+            step.diagnostics += card.close()
+            return card, step, None
         return card, step, card.view(record.context.session_id)
 
     def _event_job(

@@ -31,9 +31,11 @@ from skillc.ir.viewport import Viewport
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext
 from skillc.runtime.state import StateStore, StateUrl, open_state, state_url_of
+from skillc.runtime.state.schema import CARDS_SEQ
 
 # cards.skill_id is the skill scope (ApiCallContext.scope: id and folder digest); next_seq runs once
-# per mounted card, so MAX(seq) comes from the cards_seq index (skillc/runtime/state/schema.py).
+# per mounted card: a sequence on PostgreSQL, MAX(seq) from the cards_seq index on SQLite
+# (skillc/runtime/state/schema.py).
 _COLUMNS = ("card_id", "seq", "skill_id", "session_id", "record", "data", "version")
 # Bytes of the lock file that name cards: two cards share a byte only by a hash collision, which
 # costs a wait or a retry, never a wrong write (writes are checked against the card's version).
@@ -74,7 +76,7 @@ class CardStore:
         return cls(state_url_of(config))
 
     def next_seq(self) -> int:
-        rows = self.store.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM cards")
+        rows = self.store.execute(f"SELECT {self.store.dialect.next_value(CARDS_SEQ, 'cards', 'seq')}")
         return int(rows[0][0])
 
     def insert(self, record: CardRecord, data: dict[str, Any] | str) -> None:

@@ -298,8 +298,7 @@ class JsSession:
         try:
             reply = future.result()
         except Exception as err:  # a host coroutine bug must not take the call down
-            log.exception("host call %s failed", _name)
-            reply = HostReply.fail(f"internal error: {type(err).__name__}")
+            reply = _failure(_name, err)
         self.call(self._settle, call_id, reply.wire())
 
     def pump_idle(self, waits: Callable[[str], bool]) -> None:
@@ -348,8 +347,7 @@ class JsSession:
         try:
             reply = self._host.call_sync(str(name), args)
         except Exception as err:  # a bug of ours: logged, and a plain failure for the skill
-            log.exception("host call %s failed", name)
-            reply = HostReply.fail(f"internal error: {type(err).__name__}")
+            reply = _failure(name, err)
         return reply.wire()
 
     def _host_async(self, name: Any, args_json: Any) -> int:
@@ -420,3 +418,15 @@ class JsSession:
         if threading.get_ident() != self._thread:
             # Two threads in one context segfault; this is a programming error, not user input.
             raise RuntimeError("a JsSession is used from a thread other than the one that created it")
+
+
+def _failure(name: object, err: Exception) -> HostReply:
+    """The skill's view of a host call that raised. A state-store fault (its ``code`` is one of
+    SRV050-SRV069, skillc/diagnostics.py) is named, so the call's error says the store failed, not
+    skillc; anything else is a bug of ours, logged with its traceback."""
+    code = getattr(err, "code", None)
+    if isinstance(code, str) and code.startswith("SRV0") and "050" <= code[3:] <= "069":
+        log.warning("host call %s: %s", name, err)
+        return HostReply.fail(f"{code} the state store did not answer")
+    log.exception("host call %s failed", name)
+    return HostReply.fail(f"internal error: {type(err).__name__}")

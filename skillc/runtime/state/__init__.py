@@ -8,13 +8,15 @@ import threading
 from pathlib import Path
 
 from skillc.runtime.state.schema import SCHEMA_VERSION, migrate
-from skillc.runtime.state.store import StateError, StateStore
+from skillc.runtime.state.store import StateBusy, StateError, StateStore, StateUnavailable
 from skillc.runtime.state.url import StateUrl, StateUrlError, parse_state_url, state_url_of
 
 __all__ = [
     "SCHEMA_VERSION",
+    "StateBusy",
     "StateError",
     "StateStore",
+    "StateUnavailable",
     "StateUrl",
     "StateUrlError",
     "connect_state",

@@ -103,6 +103,18 @@ _V3_POSTGRESQL = (
     + "CREATE TABLE IF NOT EXISTS artefact_blobs (digest TEXT PRIMARY KEY, size BIGINT NOT NULL, body BYTEA NOT NULL);"
 )
 
+# Counters that order rows by when they were written (cards.seq, event_sessions.touched): a
+# PostgreSQL sequence hands out the next value without a MAX() scan or a row every writer locks.
+# SQLite needs none (its writers hold the file's lock; the next value is read from the index).
+CARDS_SEQ = "cards_seq_next"
+EVENTS_TOUCH_SEQ = "event_sessions_touched_next"
+_V4_POSTGRESQL = f"""
+CREATE SEQUENCE IF NOT EXISTS {CARDS_SEQ};
+SELECT setval('{CARDS_SEQ}', COALESCE((SELECT MAX(seq) FROM cards), 0) + 1, false);
+CREATE SEQUENCE IF NOT EXISTS {EVENTS_TOUCH_SEQ};
+SELECT setval('{EVENTS_TOUCH_SEQ}', COALESCE((SELECT MAX(touched) FROM event_sessions), 0) + 1, false);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         version=1, name="storage, cards, audit, ui_audit and logins", sqlite=_V1_SQLITE, postgresql=_V1_POSTGRESQL
@@ -124,6 +136,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite=_V3_SQLITE,
         postgresql=_V3_POSTGRESQL,
     ),
+    Migration(version=4, name="counters as sequences", sqlite="SELECT 1", postgresql=_V4_POSTGRESQL),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 # The tables of the current version, and the columns holding JSON text (`skillc state check` parses them).

@@ -6,7 +6,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -51,6 +51,9 @@ class _SqliteTx:
 
     def execute(self, sql: str, params: Params = ()) -> list[Row]:
         return self._conn.execute(sql, params).fetchall()
+
+    def execute_many(self, sql: str, rows: Sequence[Params]) -> None:
+        self._conn.executemany(sql, rows)
 
 
 class SqliteStore(StateStore):

@@ -19,13 +19,33 @@ Params = Sequence[Any]
 
 
 class StateError(Exception):
-    """The store cannot be reached or is not in a state this skillc can use."""
+    """The store cannot be reached or is not in a state this skillc can use. ``code`` names the
+    fault in answers and log lines (skillc/diagnostics.py)."""
+
+    code = "SRV050"
+
+
+class StateUnavailable(StateError):
+    """The store did not answer: it is down, restarting, or dropped the connection mid-statement
+    (a write may or may not have been applied)."""
+
+    code = "SRV050"
+
+
+class StateBusy(StateError):
+    """Every pooled connection is in use and none came free within the acquire timeout."""
+
+    code = "SRV051"
 
 
 class Tx(Protocol):
     """A transaction's statements: the same ``execute`` as the store's."""
 
     def execute(self, sql: str, params: Params = ()) -> list[Row]: ...
+
+    def execute_many(self, sql: str, rows: Sequence[Params]) -> None:
+        """``sql`` once for each of ``rows`` (PostgreSQL: pipelined, one round trip)."""
+        ...
 
 
 class Dialect(ABC):
@@ -57,6 +77,12 @@ class Dialect(ABC):
     def json_real(self, column: str, key: str) -> str:
         """A top-level number of the JSON text in ``column``."""
 
+    @abstractmethod
+    def next_value(self, sequence: str, table: str, column: str) -> str:
+        """An expression for the next value of a counter that orders ``table`` by ``column``:
+        PostgreSQL's sequence ``sequence`` (no scan, no row lock); on SQLite, one above the
+        column's largest value, read from its index while the writer holds the file's lock."""
+
 
 class SqliteDialect(Dialect):
     name: Literal["sqlite", "postgresql"] = "sqlite"
@@ -80,6 +106,9 @@ class SqliteDialect(Dialect):
 
     def json_real(self, column: str, key: str) -> str:
         return f"json_extract({column}, '$.{key}')"
+
+    def next_value(self, sequence: str, table: str, column: str) -> str:
+        return f"(SELECT COALESCE(MAX({column}), 0) + 1 FROM {table})"
 
 
 class PostgresDialect(Dialect):
@@ -108,6 +137,9 @@ class PostgresDialect(Dialect):
     def json_real(self, column: str, key: str) -> str:
         return f"(({column})::jsonb ->> '{key}')::double precision"
 
+    def next_value(self, sequence: str, table: str, column: str) -> str:
+        return f"nextval('{sequence}')"
+
 
 class StateStore(ABC):
     """One state database. Thread-safe: the SQLite store keeps a connection per thread, the
@@ -122,7 +154,9 @@ class StateStore(ABC):
 
     @abstractmethod
     def execute(self, sql: str, params: Params = ()) -> list[Row]:
-        """Run one statement in its own transaction; the rows it returns (none for a write)."""
+        """Run one statement in its own transaction; the rows it returns (none for a write).
+        A ``SELECT`` that meets a dropped connection is tried once more on another (reads are
+        idempotent); a write is not, and raises :class:`StateUnavailable`."""
 
     @abstractmethod
     def transaction(self, lock: str | None = None) -> AbstractContextManager[Tx]:

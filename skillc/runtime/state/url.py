@@ -12,9 +12,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from skillc.runtime.config import STATE_URL_ENV, RuntimeConfig
+from skillc.runtime.config import STATE_URL_ENV, PoolSettings, RuntimeConfig
 
-__all__ = ["STATE_URL_ENV", "StateUrl", "StateUrlError", "parse_state_url", "state_url_of"]
+__all__ = ["STATE_URL_ENV", "PoolSettings", "StateUrl", "StateUrlError", "parse_state_url", "state_url_of"]
 
 
 class StateUrlError(ValueError):
@@ -22,13 +22,15 @@ class StateUrlError(ValueError):
 
 
 class StateUrl(BaseModel):
-    """One state store: a SQLite file, or a PostgreSQL database (``dsn`` as libpq takes it)."""
+    """One state store: a SQLite file, or a PostgreSQL database (``dsn`` as libpq takes it), and
+    for PostgreSQL the pool to reach it with."""
 
     model_config = ConfigDict(frozen=True)
 
     kind: Literal["sqlite", "postgresql"]
     path: Path | None = None
     dsn: str | None = None
+    pool: PoolSettings = PoolSettings()
 
     @classmethod
     def sqlite(cls, path: Path) -> StateUrl:
@@ -74,5 +76,7 @@ def parse_state_url(text: str) -> StateUrl:
 def state_url_of(config: RuntimeConfig) -> StateUrl:
     """The configured store: ``config.state_url``, else the SQLite file in the state folder."""
     if config.state_url:
-        return parse_state_url(config.state_url)
+        url = parse_state_url(config.state_url)
+        pool = config.state_pool
+        return url if url.kind == "sqlite" or pool == url.pool else url.model_copy(update={"pool": pool})
     return StateUrl.sqlite(config.state_file)

@@ -37,7 +37,7 @@ from skillc.runtime.cards.card_host import CardHost
 from skillc.runtime.cards.card_models import TimerFiring
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ConsoleEntry
-from skillc.runtime.state import open_state, state_url_of
+from skillc.runtime.state import StateError, open_state, state_url_of
 from skillc.runtime.state.keys import shared_key
 from skillc.server.artefacts import ArtefactLimits, ArtefactStore
 from skillc.server.call_trace import CallTrace
@@ -45,7 +45,7 @@ from skillc.server.catalog import Catalogue, LoadedSkill
 from skillc.server.consent import ConsentPolicy
 from skillc.server.descriptor import DebugDescriptor
 from skillc.server.events import EventHub, EventLimits, events_uri
-from skillc.server.registry import ToolResult
+from skillc.server.registry import ToolResult, store_fault
 from skillc.server.request_log import RequestRecord, emit
 from skillc.server.results import wire_safe
 from skillc.server.sessions import SESSION_META, SessionBinder, SessionKeys
@@ -206,11 +206,20 @@ class SkillServer:
     async def call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
         started = time.perf_counter()
         request_id = str(ctx.request_id) if ctx.request_id is not None else None
-        trace = CallTrace(self.events, self.session_of(ctx), request_id, params.name)
+        trace = CallTrace(self.events, self.session_of(ctx), request_id, params.name, batch=self.events.batch())
         trace.started(params.arguments or {})
         answer = CallAnswer(trace)
         with answering(answer):
-            result = wire_safe(await self.tools.call(ctx, params))
+            try:
+                result = wire_safe(await self.tools.call(ctx, params))
+            except StateError as err:
+                # The store failed before the tool could finish: an answer with the fault's code,
+                # not a JSON-RPC error carrying the driver's text.
+                result = store_fault(err)
+                answer.detail = str(err).splitlines()[0][:200]
+            except BaseException:
+                await trace.flush()  # what the call did before it failed
+                raise
         if isinstance(result, InputRequiredResult):
             answer.outcome = "input_required"
         elif result.is_error and answer.outcome == "ok":
@@ -220,6 +229,9 @@ class SkillServer:
                 answer.detail = first.splitlines()[0][:200]
         ms = (time.perf_counter() - started) * 1000
         trace.finished(ms, answer.outcome, answer.detail)
+        # Written before the answer leaves: a client can read every event of its call at once.
+        # A store fault here never fails a call that ran; the events it lost are counted.
+        await trace.flush()
         # Both answers name the session the call ran in: a client continues it by sending the
         # capability back, and one that never does still holds its events URI (a capability too).
         meta = dict(result.meta or {})
@@ -319,6 +331,7 @@ class SkillServer:
 
     async def close(self) -> None:
         await self._skills.close()
+        self.events.close()  # what is still queued is written first
 
 
 def _request_detail(params: Any) -> str | None:
