@@ -197,11 +197,12 @@ def serve(
 
     from skillc.diagnostics import render_text
     from skillc.ir.viewport import Viewport
-    from skillc.server import request_log
+    from skillc.server import log_setup
     from skillc.server.events import EventLimits
     from skillc.server.runner import ServeOptions, banner, endpoint_url, prepare, serve_foreground
 
-    request_log.configure("json" if log_format == "json" else "text", sys.stderr)
+    # From here on, under json, every line on stderr is a JSON object (banner, warnings, tracebacks).
+    log_setup.install("json" if log_format == "json" else "text", sys.stderr)
     auth = None
     if not stdio:
         from skillc.server.runner import UnsafeBind, check_bind

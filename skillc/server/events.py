@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillc.runtime.state.store import StateStore
+from skillc.server import metrics
 
 EventLevel = Literal["trace", "debug", "info", "warning", "error"]
 # The levels a console line maps to: in both the event levels and MCP's logging levels.
@@ -254,6 +255,7 @@ class _MemoryBuffers:
             while len(session.events) > self.limits.max_events:
                 session.events.popleft()
                 session.dropped += 1
+                metrics.EVENTS_DROPPED.labels("overflow").inc()
             return event
 
     def page(self, query: EventQuery) -> EventPage:
@@ -334,6 +336,7 @@ class _StoredBuffers:
                     # dropped = id - max_events: this append dropped the oldest (or, with exactly
                     # max_events retained, nothing, and the DELETE finds no row).
                     if dropped > 0 and dropped == event_id - limit:
+                        metrics.EVENTS_DROPPED.labels("overflow").inc()
                         tx.execute("DELETE FROM events WHERE session_id = ? AND id <= ?", (session_id, dropped))
                     return event
             # No row: create it, then take an id as above. Dropped again before that (max_sessions

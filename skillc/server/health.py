@@ -61,6 +61,10 @@ class HealthEndpoints:
     def __init__(self, config: RuntimeConfig) -> None:
         self.config = config
 
+    def ping(self) -> str | None:
+        """Why the store cannot serve, or None (the metrics' store latency times this)."""
+        return store_reason(self.config)
+
     async def healthz(self, _request: Request) -> Response:
         return _answer(Health(status="ok", pid=os.getpid()), 200)
 
