@@ -236,7 +236,7 @@ def json_line(record: logging.LogRecord) -> str:
         body.update(request.wire())
     else:
         body["logger"] = record.name
-        body["message"] = record.getMessage()
+        body["message"] = record.getMessage().rstrip("\n")
         context = _context.get()
         if context is not None:
             if context.request_id is not None:
