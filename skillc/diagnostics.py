@@ -394,6 +394,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("SRV033", _E, "A consent token was issued to another caller (another user DID); nothing ran."),
     CodeInfo("SRV034", _E, "A consent token was given for another call (another tool, other arguments, or the other way of asking); nothing ran."),
     CodeInfo("SRV035", _I, "The user declined an L3/L4 call in the card; nothing ran."),
+    CodeInfo("SRV090", _W, "The wx.login signing key is kept in the PostgreSQL store's rows: give it with $SKILLC_IDENTITY_KEY or $SKILLC_IDENTITY_KEY_FILE instead (docs/deploy.md, Secrets)."),
 )
 # fmt: on
 

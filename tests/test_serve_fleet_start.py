@@ -4,6 +4,7 @@ schema is migrated once, and each names its connections (``application_name``)."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -25,7 +26,10 @@ def test_two_instances_starting_at_once_on_a_fresh_database_migrate_it_once(
     command = [sys.executable, "-m", "skillc", "serve", str(SLOW), "--port", "0", "--log-format", "json"]
     command += ["--state", postgres_url]
     with (
-        running([*command, "--state-dir", str(tmp_path / "a")], _env(SKILLC_INSTANCE="inst-a")) as a,
+        running(
+            [*command, "--state-dir", str(tmp_path / "a")],
+            _env(SKILLC_INSTANCE="inst-a", SKILLC_IDENTITY_KEY=os.urandom(32).hex()),
+        ) as a,
         running([*command, "--state-dir", str(tmp_path / "b")], _env(SKILLC_INSTANCE="inst-b")) as b,
     ):
         endpoint(a), endpoint(b)  # both listen: neither failed on the other's migration
@@ -44,7 +48,8 @@ def test_two_instances_starting_at_once_on_a_fresh_database_migrate_it_once(
         for served in (a, b):
             served.proc.terminate()
             assert served.proc.wait(timeout=PATIENCE_S) == 0
-    assert schema.dsn is not None
+    # The instance given no wx.login key says its key is a row of the store; the other does not.
+    assert [any("SRV090" in line for line in s.lines) for s in (a, b)] == [False, True]
 
 
 @pytest.mark.parametrize("round_", range(3))

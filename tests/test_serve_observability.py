@@ -87,9 +87,13 @@ def test_metrics_parse_and_count_the_calls_this_test_made(coffee: ServeHandle) -
     ok = {"method": "tools/call", "tool": "searchDrinks", "outcome": "ok"}
     assert grew("skillc_requests_total", **ok) == 3
     assert grew("skillc_requests_total", method="tools/call", tool="searchDrinks", outcome="error") == 1
-    assert sum(
-        grew("skillc_requests_total", method="tools/call", tool="other", outcome=o) for o in ("error", "protocol_error")
-    ) == 1
+    assert (
+        sum(
+            grew("skillc_requests_total", method="tools/call", tool="other", outcome=o)
+            for o in ("error", "protocol_error")
+        )
+        == 1
+    )
     assert grew("skillc_request_duration_seconds_count", method="tools/call", tool="searchDrinks") == 4
     assert grew("skillc_request_duration_seconds_sum", method="tools/call", tool="searchDrinks") > 0
     assert grew("skillc_http_requests_total", method="GET", path="/healthz", status="200") == 1
@@ -314,8 +318,7 @@ def test_metrics_sum_every_worker(tmp_path: Path) -> None:
         parsed = samples(base)
         served.proc.send_signal(signal.SIGTERM)
         assert served.proc.wait(timeout=PATIENCE_S) == 0
-    counted = sum(
-        v for (name, labels), v in parsed.items() if name == "skillc_requests_total" and ("tool", "napThenAnswer") in labels
-    )
+    nap = ("tool", "napThenAnswer")
+    counted = sum(v for (name, labels), v in parsed.items() if name == "skillc_requests_total" and nap in labels)
     assert counted == made, (counted, made, pids)
     assert value(parsed, "skillc_http_requests_total", method="GET", path="/healthz", status="200") == made

@@ -251,6 +251,13 @@ def serve(
         insecure_no_auth=insecure_no_auth,
     )
     prepared = prepare(options, lambda s: click.echo(f"loading {s.package.name} ({s.display})...", err=True))
+    from skillc.diagnostics import Diagnostic
+    from skillc.runtime.host.identity import key_in_store
+
+    if key_in_store(runtime):
+        where = "$SKILLC_IDENTITY_KEY or $SKILLC_IDENTITY_KEY_FILE"
+        message = f"the wx.login signing key is a row of the state store: give it with {where} (docs/deploy.md)"
+        prepared.diagnostics.append(Diagnostic.make("SRV090", message))
     if prepared.diagnostics:
         click.echo(render_text(prepared.diagnostics), err=True, nl=False)
     catalogue = prepared.server.catalogue

@@ -69,7 +69,7 @@ CONSENT = Counter(
 )
 EVENTS_DROPPED = Counter(
     "skillc_events_dropped",
-    "Session events dropped: overflow (the oldest, past --max-events) or lost (the store failed)",
+    "Session events dropped, by reason: overflow (the oldest, past --max-events)",
     ("reason",),
 )
 STORE_PING_SECONDS = Histogram(

@@ -188,6 +188,14 @@ def _create_key(path: Path) -> bytes:
     return key
 
 
+def key_in_store(config: RuntimeConfig) -> bool:
+    """Whether the wx.login key of ``config`` would be the store's own row (PostgreSQL, and the
+    operator gave no key): what ``skillc serve`` warns about (SRV090)."""
+    if IDENTITY_KEY_ENV in os.environ or config.identity_key_file is not None or environment_key_file():
+        return False
+    return state_url_of(config).kind == "postgresql"
+
+
 # -- tokens ---------------------------------------------------------------------------------
 
 
