@@ -95,7 +95,8 @@ def _given(ctx: click.Context, name: str) -> bool:
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="The request log on stderr, one line per request: readable text, or one JSON object per line.",
+    help="The log on stderr, one line per request: readable text, or JSON, where every stderr line (start-up "
+    "lines, warnings, tracebacks) is one JSON object. See docs/serve.md, Logs.",
 )
 @click.option(
     "--dns-rebinding-protection/--no-dns-rebinding-protection",

@@ -56,9 +56,9 @@ _CORS_ALLOW = [
     (
         b"access-control-allow-headers",
         b"content-type, accept, authorization, mcp-protocol-version, mcp-session-id, last-event-id, "
-        b"mcp-method, mcp-name",
+        b"mcp-method, mcp-name, x-request-id",
     ),
-    (b"access-control-expose-headers", b"mcp-session-id, mcp-protocol-version"),
+    (b"access-control-expose-headers", b"mcp-session-id, mcp-protocol-version, x-request-id"),
     (b"access-control-max-age", b"86400"),
 ]
 _CORS_RESPONSE = [h for h in _CORS_ALLOW if h[0] in (b"access-control-allow-origin", b"access-control-expose-headers")]
@@ -169,7 +169,7 @@ def build_app(
     security: TransportSecuritySettings,
     health: HealthEndpoints | None = None,
     auth: AuthConfig | None = None,
-) -> Cors:
+) -> HttpLog:
     manager = StreamableHTTPSessionManager(
         app=server.server, stateless=True, json_response=True, security_settings=security
     )
@@ -212,7 +212,8 @@ def build_app(
         metrics.serve_tools(t.name for t in server.tools.tools())
     app = Starlette(routes=routes, lifespan=lifespan)
     paths = frozenset(r.path for r in routes if isinstance(r, Route))
-    return Cors(HttpLog(app, paths))
+    # Outermost: a preflight that Cors answers itself gets its id and its line too.
+    return HttpLog(Cors(app), paths)
 
 
 async def _metrics(_request: Request) -> Response:

@@ -104,18 +104,15 @@ def unbind(token: Token[RequestContext | None]) -> None:
 
 
 def bind_trace(meta: object) -> None:
-    """Carry the request's ``_meta.traceparent`` (when valid) into the lines written for it."""
+    """Carry the request's ``_meta.traceparent`` (when valid) into the lines written for it; a
+    request without one carries none (over stdio, not the previous request's)."""
     value = meta.get(TRACEPARENT_META) if isinstance(meta, dict) else None
-    if value is None:
-        return
-    trace = parse_traceparent(value)
-    if trace is None:
-        return
+    trace = parse_traceparent(value) if value is not None else None
     context = _context.get()
-    if context is None:
-        _context.set(RequestContext(trace=trace))
-    else:
+    if context is not None:
         context.trace = trace
+    elif trace is not None:
+        _context.set(RequestContext(trace=trace))
 
 
 def current() -> RequestContext | None:
