@@ -25,6 +25,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from skillc.runtime.config import RuntimeConfig
+from skillc.server.events import EventLimits
 from skillc.server.request_log import REQUEST_LOGGER, HttpRecord, RequestRecord, parse_traceparent
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.conftest import COFFEE, ROOT
@@ -319,4 +320,36 @@ def test_metrics_sum_every_worker(tmp_path: Path) -> None:
     nap = ("tool", "napThenAnswer")
     counted = sum(v for (name, labels), v in parsed.items() if name == "skillc_requests_total" and nap in labels)
     assert counted == made, (counted, made, pids)
+    # The supervisor's lines and both workers' are JSON too, each naming its worker.
+    records = [json.loads(line) for line in served.lines]
+    assert {r["worker"] for r in records} == {0, 1, 2}
     assert value(parsed, "skillc_http_requests_total", method="GET", path="/healthz", status="200") == made
+
+
+def test_events_dropped_past_the_session_bound_are_counted(tmp_path: Path) -> None:
+    runtime = RuntimeConfig(state_dir=tmp_path)
+    options = ServeOptions(paths=(COFFEE,), port=0, runtime=runtime, events=EventLimits(max_events=1))
+    with ServeHandle.start(options) as served:
+        before = value(samples(base_of(served)), "skillc_events_dropped_total", reason="overflow")
+        # One call writes two events at least (started, finished): the bound of one drops the first.
+        reply = call(served.url, "searchDrinks", {})
+        session = reply.json()["result"]["_meta"]["skillc/session"]
+        call(served.url, "searchDrinks", {}, {"skillc/session": session})
+        after = value(samples(base_of(served)), "skillc_events_dropped_total", reason="overflow")
+    assert after - before >= 2
+
+
+def test_store_ping_and_the_postgresql_pool_are_measured(tmp_path: Path, postgres_url: str) -> None:
+    runtime = RuntimeConfig(state_dir=tmp_path, state_url=postgres_url)
+    with ServeHandle.start(ServeOptions(paths=(COFFEE,), port=0, runtime=runtime)) as served:
+        base = base_of(served)
+        wait_until(lambda: value(samples(base), "skillc_store_ping_seconds_count") >= 1, PATIENCE_S, "a store ping")
+        before = samples(base)
+        for _ in range(3):
+            assert call(served.url, "searchDrinks", {}).status_code == 200
+        after = samples(base)
+    # The pool of this process (every server of the test process shares it): open, and lent out.
+    assert value(after, "skillc_store_pool_connections", state="max") >= 1
+    assert value(after, "skillc_store_pool_connections", state="size") >= 1
+    assert value(after, "skillc_store_pool_requests_total") > value(before, "skillc_store_pool_requests_total")
+    assert value(after, "skillc_store_ping_seconds_sum") > 0
