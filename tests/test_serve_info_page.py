@@ -183,16 +183,21 @@ def _serve(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
+def _message(line: str) -> str:
+    return str(json.loads(line).get("message", ""))
+
+
 def test_cli_progress_banner_and_json_request_log(tmp_path: Path) -> None:
     proc = _serve(tmp_path, "--port", "0", "--log-format", "json")
     try:
         lines = _Lines(proc)
-        banner = lines.until(lambda line: line.startswith("MCP endpoint: "))
-        url, _, who = banner.removeprefix("MCP endpoint: ").partition(" ")
+        # Under json every line is a JSON object, the start-up lines too (their text in "message").
+        banner = lines.until(lambda line: _message(line).startswith("MCP endpoint: "))
+        url, _, who = _message(banner).removeprefix("MCP endpoint: ").partition(" ")
         assert who == "(single user did:example:user, no auth)"
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp") and not url.endswith(":0/mcp")
-        assert lines.seen[0] == f"loading coffee-skill ({COFFEE})..."
-        assert any(line.startswith("serving coffee-skill (") for line in lines.seen)
+        assert _message(lines.seen[0]) == f"loading coffee-skill ({COFFEE})..."
+        assert any(_message(line).startswith("serving coffee-skill (") for line in lines.seen)
         assert lines.seen.index(banner) > 0  # "loading" came first, the banner once it listened
 
         params = {"name": "searchDrinks", "arguments": {"keyword": "latte"}}
@@ -223,7 +228,8 @@ def test_cli_text_request_log(tmp_path: Path) -> None:
         headers = {"accept": "application/json", "content-type": "application/json"}
         assert httpx.post(url, json=body, headers=headers, timeout=60).status_code == 200
         logged = lines.until(lambda line: line.startswith("skillc: tools/list"), timeout_s=30)
-        assert logged.split()[-2:][0] == "ok" and logged.endswith("ms")
+        # METHOD [TARGET] OUTCOME MSms, then the HTTP request's id.
+        assert re.fullmatch(r"skillc: tools/list ok \d+\.\dms req=[0-9a-f]{16}", logged), logged
     finally:
         proc.terminate()
         proc.communicate(timeout=60)

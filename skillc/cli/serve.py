@@ -97,7 +97,8 @@ def _given(ctx: click.Context, name: str) -> bool:
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="The request log on stderr, one line per request: readable text, or one JSON object per line.",
+    help="The log on stderr, one line per request: readable text, or JSON, where every stderr line (start-up "
+    "lines, warnings, tracebacks) is one JSON object. See docs/serve.md, Logs.",
 )
 @click.option(
     "--dns-rebinding-protection/--no-dns-rebinding-protection",
@@ -237,11 +238,12 @@ def serve(
     from skillc.diagnostics import render_text
     from skillc.ir.viewport import Viewport
     from skillc.runtime.config import PoolSettings
-    from skillc.server import request_log
+    from skillc.server import log_setup
     from skillc.server.events import EventLimits
     from skillc.server.runner import ServeOptions, banner, endpoint_url, prepare, serve_foreground
 
-    request_log.configure("json" if log_format == "json" else "text", sys.stderr)
+    # From here on, under json, every line on stderr is a JSON object (banner, warnings, tracebacks).
+    log_setup.install("json" if log_format == "json" else "text", sys.stderr)
     auth = None
     if not stdio:
         from skillc.server.runner import UnsafeBind, check_bind
@@ -294,6 +296,13 @@ def serve(
         insecure_no_auth=insecure_no_auth,
     )
     prepared = prepare(options, lambda s: click.echo(f"loading {s.package.name} ({s.display})...", err=True))
+    from skillc.diagnostics import Diagnostic
+    from skillc.runtime.host.identity import key_in_store
+
+    if key_in_store(runtime):
+        where = "$SKILLC_IDENTITY_KEY or $SKILLC_IDENTITY_KEY_FILE"
+        message = f"the wx.login signing key is a row of the state store: give it with {where} (docs/deploy.md)"
+        prepared.diagnostics.append(Diagnostic.make("SRV090", message))
     if prepared.diagnostics:
         click.echo(render_text(prepared.diagnostics), err=True, nl=False)
     catalogue = prepared.server.catalogue

@@ -19,6 +19,7 @@ from skillc.runtime.cards.card_models import (
     TimerFiring,
 )
 from skillc.runtime.contracts import ConsoleEntry
+from skillc.server import metrics
 from skillc.server.events import EventBatch, EventHub, EventLevel, console_level
 
 
@@ -61,6 +62,7 @@ class CallTrace:
     def consent(self, decision: str, risk: str, tool: str | None = None) -> None:
         """``decision``: asked, given, declined (by the user, in the card) or refused. ``tool``: the
         call it is for, when this request is the user's answer (skillc_consent) rather than the call."""
+        metrics.CONSENT.labels(decision).inc()
         level: EventLevel = "warning" if decision == "refused" else "info"
         line = f"consent {decision} for {tool or self.tool} (risk {risk})"
         self._add("trace", "trace", level, line, consent=decision)
@@ -73,6 +75,7 @@ class CallTrace:
     def call(self, outcome: CallOutcome) -> None:
         if outcome.card is not None:
             card = outcome.card
+            metrics.CARD_MOUNTS.labels(metrics.tool_label(self.tool), "mounted").inc()
             self._add(
                 "trace",
                 "trace",
@@ -83,6 +86,7 @@ class CallTrace:
                 content_height=card.content_height,
             )
         if outcome.fallback is not None:
+            metrics.CARD_MOUNTS.labels(metrics.tool_label(self.tool), "fallback").inc()
             self._add("trace", "trace", "warning", f"fallback card: {outcome.fallback.reason}")
         self._expired([a for a in outcome.actions if isinstance(a, ExpirePreviousCards | ExpireAllCards)])
 

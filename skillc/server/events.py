@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillc.runtime.state.schema import EVENTS_TOUCH_SEQ
 from skillc.runtime.state.store import StateError, StateStore, Tx
+from skillc.server import metrics
 from skillc.server.group_commit import GroupWriter
 
 log = logging.getLogger("skillc.server")
@@ -280,6 +281,7 @@ class _MemoryBuffers:
             while len(session.events) > self.limits.max_events:
                 session.events.popleft()
                 session.dropped += 1
+                metrics.EVENTS_DROPPED.labels("overflow").inc()
             return event
 
     def page(self, query: EventQuery) -> EventPage:
@@ -417,6 +419,8 @@ class _StoredBuffers:
             # dropped = last - max_events: this append dropped the oldest (or, with exactly
             # max_events retained, nothing, and the DELETE finds no row).
             if dropped > 0 and dropped == first + n - 1 - limit:
+                # Those this batch pushed out: the session had dropped everything up to first-1-limit.
+                metrics.EVENTS_DROPPED.labels("overflow").inc(dropped - max(first - 1 - limit, 0))
                 tx.execute("DELETE FROM events WHERE session_id = ? AND id <= ?", (session_id, dropped))
         if rows:
             tx.execute_many(_INSERT_EVENT, rows)
@@ -587,6 +591,7 @@ class EventHub:
     def _count_lost(self, count: int) -> None:
         with self._lost_lock:
             self._lost += count
+        metrics.EVENTS_DROPPED.labels("lost").inc(count)
 
     def page(self, query: EventQuery) -> EventPage:
         """Events with ``id > cursor``, oldest first, at most ``limit``; an unknown session is empty."""

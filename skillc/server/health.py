@@ -64,6 +64,10 @@ class HealthEndpoints:
         self.config = config
         self.drain = drain or Drain()
 
+    def ping(self) -> str | None:
+        """Why the store cannot serve, or None (the metrics' store latency times this)."""
+        return store_reason(self.config)
+
     async def healthz(self, _request: Request) -> Response:
         return _answer(Health(status="ok", pid=os.getpid()), 200)
 

@@ -7,7 +7,9 @@ spec'd answer to a preflight is 204, so a small wrapper answers it.
 
 A browser (``GET`` whose Accept names text/html and not text/event-stream) gets the info page
 (skillc.server.info_page) at ``/mcp`` and at ``/``; the DNS-rebinding guard applies to it too.
-``/healthz`` and ``/readyz`` (skillc.server.health) answer load balancers, outside MCP and the guard.
+``/healthz`` and ``/readyz`` (skillc.server.health) answer load balancers, outside MCP and the guard,
+and so does ``/metrics`` (skillc.server.metrics) a Prometheus scraper. Every HTTP request gets a
+request id and, when it has no MCP request line of its own, a line (skillc.server.http_log).
 
 With auth (skillc.server.auth), every MCP request to ``/mcp`` needs a verified bearer token and runs
 as its caller; the protected-resource metadata is served at ``/.well-known/oauth-protected-resource/mcp``.
@@ -27,6 +29,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio.to_thread
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -36,12 +39,15 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from skillc.server import metrics
 from skillc.server.auth.config import AuthConfig
 from skillc.server.health import HEALTHZ_PATH, READYZ_PATH, HealthEndpoints
+from skillc.server.http_log import HttpLog
 from skillc.server.info_page import HEADERS, render_info_page, wants_page
 from skillc.server.skill_server import SkillServer
 
 MCP_PATH = "/mcp"
+METRICS_PATH = "/metrics"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 _CORS_ALLOW = [
@@ -50,9 +56,9 @@ _CORS_ALLOW = [
     (
         b"access-control-allow-headers",
         b"content-type, accept, authorization, mcp-protocol-version, mcp-session-id, last-event-id, "
-        b"mcp-method, mcp-name",
+        b"mcp-method, mcp-name, x-request-id",
     ),
-    (b"access-control-expose-headers", b"mcp-session-id, mcp-protocol-version"),
+    (b"access-control-expose-headers", b"mcp-session-id, mcp-protocol-version, x-request-id"),
     (b"access-control-max-age", b"86400"),
 ]
 _CORS_RESPONSE = [h for h in _CORS_ALLOW if h[0] in (b"access-control-allow-origin", b"access-control-expose-headers")]
@@ -163,7 +169,7 @@ def build_app(
     security: TransportSecuritySettings,
     health: HealthEndpoints | None = None,
     auth: AuthConfig | None = None,
-) -> Cors:
+) -> HttpLog:
     manager = StreamableHTTPSessionManager(
         app=server.server, stateless=True, json_response=True, security_settings=security
     )
@@ -173,10 +179,15 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
+        watch = metrics.StoreWatch(health.ping) if health is not None else None
+        if watch is not None:
+            watch.start()
         async with manager.run(), streaming.run():
             try:
                 yield
             finally:
+                if watch is not None:
+                    await anyio.to_thread.run_sync(watch.stop)
                 await server.close()
 
     page = InfoPage(server, security)
@@ -196,6 +207,16 @@ def build_app(
         routes += [
             Route(HEALTHZ_PATH, endpoint=health.healthz, methods=["GET", "HEAD"]),
             Route(READYZ_PATH, endpoint=health.readyz, methods=["GET", "HEAD"]),
+            Route(METRICS_PATH, endpoint=_metrics, methods=["GET", "HEAD"]),
         ]
+        metrics.serve_tools(t.name for t in server.tools.tools())
     app = Starlette(routes=routes, lifespan=lifespan)
-    return Cors(app)
+    paths = frozenset(r.path for r in routes if isinstance(r, Route))
+    # Outermost: a preflight that Cors answers itself gets its id and its line too.
+    return HttpLog(Cors(app), paths)
+
+
+async def _metrics(_request: Request) -> Response:
+    # Off the event loop: summing the workers' files reads a file per worker and metric kind.
+    body = await anyio.to_thread.run_sync(metrics.exposition)
+    return Response(body, media_type=metrics.CONTENT_TYPE, headers={"cache-control": "no-store"})

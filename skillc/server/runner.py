@@ -34,6 +34,7 @@ from skillc.diagnostics import Diagnostic
 from skillc.ir.viewport import Viewport
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.state import close_pools
+from skillc.server import log_setup
 from skillc.server.auth.config import AuthConfig
 from skillc.server.catalog import LoadedSkill, build_catalogue, load_paths
 from skillc.server.consent import ConsentPolicy
@@ -171,6 +172,7 @@ def uvicorn_config(prepared: Prepared, host: str, port: int) -> uvicorn.Config:
         host=host,
         port=port,
         log_level="warning",
+        log_config=log_setup.uvicorn_log_config(),  # None under --log-format json: records reach our handler
         lifespan="on",
         access_log=False,
         # uvicorn says int, but hands it to asyncio.timeout, which takes any seconds.

@@ -22,15 +22,20 @@ same port back and ``--port 0`` has one port for all workers.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
 
+from skillc.server import metrics
+from skillc.server.metrics import MULTIPROC_ENV
+from skillc.server.request_log import WORKER_ENV
 from skillc.server.worker import OPTIONS_ENV, READY_FD_ENV, READY_LINE, WorkerOptions
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -81,11 +86,21 @@ class Supervisor:
         self.workers: list[_Worker] = []
         self._stop_signal: int | None = None
         self._stopping = False  # the workers were told to stop: a further signal is passed on
+        # The workers' metric files: a folder the operator named, else one of ours for this run.
+        given = os.environ.get(MULTIPROC_ENV)
+        self.metrics_dir = given or tempfile.mkdtemp(prefix="skillc-metrics-")
+        self._own_metrics_dir = not given
 
     def _spawn(self, index: int, restarts: int = 0) -> _Worker:
         read_fd, write_fd = os.pipe()
         os.set_blocking(read_fd, False)
-        env = {**os.environ, OPTIONS_ENV: self.options.model_dump_json(), READY_FD_ENV: str(write_fd)}
+        env = {
+            **os.environ,
+            OPTIONS_ENV: self.options.model_dump_json(),
+            READY_FD_ENV: str(write_fd),
+            WORKER_ENV: str(index),  # the `worker` of its log lines
+            MULTIPROC_ENV: self.metrics_dir,  # where its metrics go, for any worker to sum (skillc.server.metrics)
+        }
         # A session of its own: a terminal's Ctrl-C reaches the supervisor only, which forwards it
         # once (a second SIGINT would make uvicorn skip the graceful shutdown).
         proc = subprocess.Popen(
@@ -122,6 +137,8 @@ class Supervisor:
                 os.close(worker.ready_fd)
             for s, handler in previous.items():
                 signal.signal(s, handler)
+            if self._own_metrics_dir:
+                shutil.rmtree(self.metrics_dir, ignore_errors=True)
 
     def _run(self, on_ready: Callable[[], object]) -> int:
         self.workers = [self._spawn(i + 1) for i in range(self.count)]
@@ -154,6 +171,7 @@ class Supervisor:
         if not worker.ready:
             return f"{name} exited with status {code} before it was ready"
         self.echo(f"{name} exited with status {code}; restarting")
+        metrics.worker_exited(worker.proc.pid, self.metrics_dir)
         os.close(worker.ready_fd)
         self.workers[worker.index - 1] = self._spawn(worker.index, worker.restarts + 1)
         return None

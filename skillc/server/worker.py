@@ -119,9 +119,9 @@ def main() -> None:
     options = WorkerOptions.model_validate_json(os.environ[OPTIONS_ENV])
     ready_fd = int(os.environ[READY_FD_ENV])
 
-    from skillc.server import request_log
+    from skillc.server import log_setup
 
-    request_log.configure(options.log_format, sys.stderr)
+    log_setup.install(options.log_format, sys.stderr)
     serve = ServeOptions(
         paths=options.paths,
         host=options.host,

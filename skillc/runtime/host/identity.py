@@ -24,7 +24,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
@@ -36,7 +36,14 @@ from skillc.diagnostics import Diagnostic
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext
 from skillc.runtime.state import StateStore, StateUrl, open_state, state_url_of
-from skillc.runtime.state.keys import shared_key
+from skillc.runtime.state.keys import (
+    IDENTITY_KEY_ENV,
+    KeyTextError,
+    SigningKeys,
+    environment_key_file,
+    parse_keys,
+    shared_key,
+)
 
 KEY_BYTES = 32
 _HEADER = {"alg": "HS256", "typ": "JWT"}
@@ -121,22 +128,43 @@ def _key_error(path: Path, what: str) -> IdentityError:
 
 def load_key(path: Path) -> bytes:
     """The signing key at ``path``, created (mode 0600) when there is none yet."""
+    return load_keys(path).current
+
+
+def load_keys(path: Path) -> SigningKeys:
+    """The keys at ``path`` (the first signs, the others only verify: docs/deploy.md, "Rotating
+    the identity key"); a fresh key is created (mode 0600) when there is no file yet."""
     try:
         text = path.read_text("ascii")
     except FileNotFoundError:
-        return _create_key(path)
+        key = _create_key(path)
+        return SigningKeys(key, (key,))
     except (OSError, UnicodeDecodeError) as err:
         raise _key_error(path, f"cannot be read: {getattr(err, 'strerror', None) or err}") from None
     mode = path.stat().st_mode & 0o777
     if mode & 0o077:
         raise _key_error(path, f"is readable by other users (mode {mode:04o}); chmod 600 {path}")
     try:
-        key = bytes.fromhex(text.strip())
-    except ValueError:
-        key = b""
-    if len(key) != KEY_BYTES:
-        raise _key_error(path, f"does not hold {KEY_BYTES} hex-encoded bytes")
-    return key
+        return parse_keys(text)
+    except KeyTextError:
+        raise _key_error(path, f"does not hold {KEY_BYTES} hex-encoded bytes") from None
+
+
+_env_keys: dict[str, SigningKeys] = {}
+
+
+def _environment_keys() -> SigningKeys | None:
+    text = os.environ.get(IDENTITY_KEY_ENV)
+    if text is None:
+        return None
+    known = _env_keys.get(text)
+    if known is None:
+        try:
+            known = _env_keys[text] = parse_keys(text)
+        except KeyTextError as err:
+            message = f"the identity key in ${IDENTITY_KEY_ENV} {err}"
+            raise IdentityError(message, Diagnostic.make("RUN062", message)) from None
+    return known
 
 
 def _create_key(path: Path) -> bytes:
@@ -160,6 +188,14 @@ def _create_key(path: Path) -> bytes:
     return key
 
 
+def key_in_store(config: RuntimeConfig) -> bool:
+    """Whether the wx.login key of ``config`` would be the store's own row (PostgreSQL, and the
+    operator gave no key): what ``skillc serve`` warns about (SRV090)."""
+    if IDENTITY_KEY_ENV in os.environ or config.identity_key_file is not None or environment_key_file():
+        return False
+    return state_url_of(config).kind == "postgresql"
+
+
 # -- tokens ---------------------------------------------------------------------------------
 
 
@@ -181,8 +217,9 @@ def sign(claims: CapabilityClaims, key: bytes) -> str:
     return signing_input + "." + _b64(mac)
 
 
-def verify(token: str, key: bytes, context: ApiCallContext, now: float) -> CapabilityClaims:
+def verify(token: str, key: bytes | Sequence[bytes], context: ApiCallContext, now: float) -> CapabilityClaims:
     """The claims of a token that is valid for ``context`` at ``now``; else :class:`IdentityError`.
+    ``key``: the key, or the keys any of which may have signed it (the current and older ones).
 
     The signature is checked before any claim is read, the binding before the expiry (a token of
     another skill is reported as that, expired or not)."""
@@ -196,8 +233,9 @@ def verify(token: str, key: bytes, context: ApiCallContext, now: float) -> Capab
         raise _refused("is malformed (not base64url JSON)") from None
     if header != _HEADER:
         raise _refused("is malformed (only HS256 JWTs are issued)")
-    expected = hmac.new(key, f"{parts[0]}.{parts[1]}".encode("ascii", "replace"), hashlib.sha256).digest()
-    if not hmac.compare_digest(signature, expected):
+    signed = f"{parts[0]}.{parts[1]}".encode("ascii", "replace")
+    keys = (key,) if isinstance(key, bytes) else key
+    if not any(hmac.compare_digest(signature, hmac.new(k, signed, hashlib.sha256).digest()) for k in keys):
         raise _refused("has a signature that does not match (tampered with, or signed with another key)")
     try:
         claims = CapabilityClaims.model_validate_json(_unb64(parts[1]))
@@ -276,19 +314,24 @@ class CallIdentity:
     def _store(self) -> LoginStore:
         return login_store(state_url_of(self.config))
 
-    def _key(self) -> bytes:
-        """The signing key: the configured file; with a PostgreSQL store and no file named, the
-        store's own key, so that a token one instance of a fleet signs every instance accepts."""
-        url = state_url_of(self.config)
-        if self.config.identity_key_file is None and url.kind == "postgresql":
-            return shared_key(self._store().store, "identity")
-        return load_key(self.config.identity_key_path)
+    def _keys(self) -> SigningKeys:
+        """The signing keys: ``$SKILLC_IDENTITY_KEY``, else the configured file (or
+        ``$SKILLC_IDENTITY_KEY_FILE``); with a PostgreSQL store and neither, the store's own key,
+        so that a token one instance of a fleet signs every instance accepts."""
+        given = _environment_keys()
+        if given is not None:
+            return given
+        path = self.config.identity_key_file or environment_key_file()
+        if path is None and state_url_of(self.config).kind == "postgresql":
+            key = shared_key(self._store().store, "identity")
+            return SigningKeys(key, (key,))
+        return load_keys(path or self.config.identity_key_path)
 
     def login(self) -> str:
         """A fresh token for this caller and skill, kept as its session's token."""
         if self.context.anonymous:
             raise IdentityError(ANONYMOUS)
-        key = self._key()
+        key = self._keys().current
         claims = CapabilityClaims.of(self.context, self.clock(), self.config.login_ttl_s)
         token = sign(claims, key)
         self._store().save(self.context, token, claims.exp)
@@ -305,7 +348,7 @@ class CallIdentity:
         token = self.current()
         if token is None:
             raise IdentityError(NOT_LOGGED_IN)
-        return verify(token, self._key(), self.context, self.clock())
+        return verify(token, self._keys().accepted, self.context, self.clock())
 
     def request_headers(self) -> Mapping[str, str]:
         """The identity an allow-listed host gets: none for an anonymous caller, the DIDs, and the
@@ -318,7 +361,7 @@ class CallIdentity:
         try:
             token = self.current()
             if token is not None:
-                verify(token, self._key(), c, self.clock())
+                verify(token, self._keys().accepted, c, self.clock())
                 headers[CAPABILITY_HEADER] = token
         except IdentityError as err:
             # An expired or foreign token is not forwarded (checkSession says why); a broken key is

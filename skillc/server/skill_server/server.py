@@ -46,7 +46,7 @@ from skillc.server.consent import ConsentPolicy
 from skillc.server.descriptor import DebugDescriptor
 from skillc.server.events import EventHub, EventLimits, events_uri
 from skillc.server.registry import ToolResult, store_fault
-from skillc.server.request_log import RequestRecord, emit
+from skillc.server.request_log import RequestRecord, bind_trace, emit
 from skillc.server.results import wire_safe
 from skillc.server.sessions import SESSION_META, SessionBinder, SessionKeys
 from skillc.server.skill_docs import instructions, server_identity
@@ -205,6 +205,7 @@ class SkillServer:
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> ToolResult:
         started = time.perf_counter()
+        bind_trace(ctx.meta)
         request_id = str(ctx.request_id) if ctx.request_id is not None else None
         trace = CallTrace(self.events, self.session_of(ctx), request_id, params.name, batch=self.events.batch())
         trace.started(params.arguments or {})
@@ -283,6 +284,7 @@ class SkillServer:
 
         async def run(ctx: ServerRequestContext[Any], params: Any) -> Any:
             started = time.perf_counter()
+            bind_trace(ctx.meta)
             detail = _request_detail(params)
             try:
                 result = await handler(ctx, params)
