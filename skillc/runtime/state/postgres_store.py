@@ -40,6 +40,8 @@ CHECK_IDLE_S = 0.25
 # Statements are prepared from their second run on each connection: the hot ones (event appends,
 # card reads and writes) skip the parse and plan; one-off statements (migrations) are not kept.
 PREPARE_THRESHOLD = 1
+# libpq's fallback: an application_name in the URL or $PGAPPNAME (`skillc serve` sets it per
+# instance and worker, skillc/server/request_log.py) names the connection first.
 APPLICATION_NAME = "skillc"
 # Once the pool could not open a connection, later statements wait only this long for one until a
 # connection comes back: a call with three store steps answers in one acquire timeout, not three.
@@ -98,7 +100,7 @@ class PostgresStore(StateStore):
         # One plain connection first: an unreachable server is one clear error now, not a pool
         # retrying in the background until its timeout.
         try:
-            psycopg.connect(url.dsn, connect_timeout=CONNECT_TIMEOUT_S, application_name=APPLICATION_NAME).close()
+            psycopg.connect(url.dsn, connect_timeout=CONNECT_TIMEOUT_S, fallback_application_name=APPLICATION_NAME).close()
         except psycopg.Error as err:
             raise StateUnavailable(f"cannot connect to the state store {url.redacted()}: {_reason(err)}") from err
         self.url = url
@@ -123,7 +125,7 @@ class PostgresStore(StateStore):
             kwargs={
                 "autocommit": True,
                 "prepare_threshold": PREPARE_THRESHOLD,
-                "application_name": APPLICATION_NAME,
+                "fallback_application_name": APPLICATION_NAME,
                 "connect_timeout": CONNECT_TIMEOUT_S,
             },
             reset=self._stamp,
