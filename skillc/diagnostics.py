@@ -396,7 +396,7 @@ _CATALOGUE: tuple[CodeInfo, ...] = (
     CodeInfo("SRV035", _I, "The user declined an L3/L4 call in the card; nothing ran."),
     CodeInfo("SRV050", _E, "The state store did not answer (down, restarting, refusing new connections) or dropped the connection mid-statement: the call is an isError result with this code and a request-log line; a read was tried once more first. Try again; /readyz says when the store is back."),
     CodeInfo("SRV051", _E, "Every pooled state-store connection of this worker was in use for --state-pool-timeout: the call answers at once with this code instead of queueing. Raise --state-pool-max (within max_connections) or add capacity."),
-    CodeInfo("SRV052", _W, "Events or the audit record of a call could not be written to the state store after the call ran: the call still answers with its outcome; lost events are counted and logged, an audit record is logged whole."),
+    CodeInfo("SRV052", _W, "Events, the audit record or the card expiries of a call could not be written to the state store after the call ran: the call still answers with its outcome; lost events are counted and logged, an audit record is logged whole, cards left live are logged."),
     CodeInfo("SRV053", _E, "`skillc serve`: --workers x --state-pool-max cannot fit the PostgreSQL server's max_connections (less its reserved connections): refused at start. As a warning: it fits alone but not beside the connections already open."),
     CodeInfo("SRV090", _W, "The wx.login signing key is kept in the PostgreSQL store's rows: give it with $SKILLC_IDENTITY_KEY or $SKILLC_IDENTITY_KEY_FILE instead (docs/deploy.md, Secrets)."),
 )

@@ -10,6 +10,7 @@ import asyncio
 import http.server
 import itertools
 import json
+import logging
 import re
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -29,6 +30,7 @@ from skillc.runtime.cards.card_timers import VirtualClock
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.flows.flow import FlowRunner, FlowScript, load_flow
 from skillc.runtime.host.storage import Storage
+from skillc.runtime.state import StateUnavailable
 from tests.conftest import FIXTURES
 
 HERE = FIXTURES / "dynamic-cards"
@@ -450,3 +452,26 @@ def test_a_countdown_tapped_on_another_instance_keeps_ticking_once_per_beat(tmp_
     assert got["a_next"] == [["37 秒"], ["36 秒"]]
     assert got["b_pending"] == []  # the rebuilt copy set no timer: the card ticks on A alone
     assert got["b_again"] == (["46 秒"], ["CMPVM051"])
+
+
+def test_a_call_that_ran_answers_though_the_cards_it_expires_cannot_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """expireAllCards after the API ran: a store fault then leaves the cards live (logged, SRV052)
+    but never turns the completed call into a failure."""
+
+    def unreachable(*_args: Any) -> Any:
+        raise StateUnavailable("the state store did not answer")
+
+    async def work(host: CardHost) -> Any:
+        monkeypatch.setattr(host.store, "session_cards", unreachable)
+        with caplog.at_level(logging.WARNING, logger="skillc.runtime"):
+            return await host.call("pickedUp", {})
+
+    out = on_host(work, tmp_path)
+    assert not out.api.result.is_error and out.api.result.text == "Picked up."
+    assert [a.expired for a in out.actions] == [[]]
+    logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("SRV052 pickup-skill/pickedUp")]
+    assert logged == [
+        "SRV052 pickup-skill/pickedUp: its cards could not be expired after it ran: the state store did not answer"
+    ]

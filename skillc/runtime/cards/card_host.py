@@ -160,7 +160,15 @@ class CardHost:
         api = await self.runtime.call(api_name, arguments, ctx, approver=_approver(approve))
         out = CallOutcome(api=api)
         for action in api.card_actions:  # wx.modelContext.expireAllCards in the API
-            expired = await self.expire_matching(ctx.session_id, action.component_paths, action.match)
+            try:
+                expired = await self.expire_matching(ctx.session_id, action.component_paths, action.match)
+            except StateError as err:
+                # The API already ran (a payment may have gone through): its outcome is answered;
+                # the cards it meant to expire stay live, which the log says (SRV052).
+                log.warning(
+                    "SRV052 %s/%s: its cards could not be expired after it ran: %s", ctx.skill_id, api_name, err
+                )
+                expired = []
             out.actions.append(
                 ExpireAllCards(component_paths=action.component_paths, match=action.match, expired=expired)
             )

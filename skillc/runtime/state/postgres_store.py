@@ -100,7 +100,9 @@ class PostgresStore(StateStore):
         # One plain connection first: an unreachable server is one clear error now, not a pool
         # retrying in the background until its timeout.
         try:
-            psycopg.connect(url.dsn, connect_timeout=CONNECT_TIMEOUT_S, fallback_application_name=APPLICATION_NAME).close()
+            psycopg.connect(
+                url.dsn, connect_timeout=CONNECT_TIMEOUT_S, fallback_application_name=APPLICATION_NAME
+            ).close()
         except psycopg.Error as err:
             raise StateUnavailable(f"cannot connect to the state store {url.redacted()}: {_reason(err)}") from err
         self.url = url
