@@ -26,6 +26,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client import multiprocess as _multiprocess
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from skillc.runtime.state.store import observe_store
+
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 OTHER = "other"
@@ -78,6 +80,13 @@ STORE_PING_SECONDS = Histogram(
     "Round trips of SELECT 1 to the state store, one per worker every few seconds (a failed one counts too)",
     buckets=_STORE_BUCKETS,
 )
+STORE_SECONDS = Histogram(
+    "skillc_store_operation_seconds",
+    "State-store operations as the server's code waits for them, by engine and operation: read / write "
+    "(one statement in its own transaction, pool wait included) or transaction",
+    ("engine", "operation"),
+    buckets=_STORE_BUCKETS,
+)
 STORE_PING_FAILURES = Counter("skillc_store_ping_failures", "Store pings that failed or timed out")
 POOL_WAIT_SECONDS = Counter(
     "skillc_store_pool_wait_seconds", "Time calls waited for a PostgreSQL pool connection (psycopg_pool)"
@@ -103,9 +112,15 @@ STORE_WATCH_S = 5.0
 
 
 def serve_tools(names: Iterable[str]) -> None:
-    """The tool names the server lists: the only values of the ``tool`` label besides ``other``."""
+    """The tool names the server lists: the only values of the ``tool`` label besides ``other``.
+    Also where a server starts timing its store operations."""
     global _tools
     _tools = _tools | frozenset(names)
+    observe_store(_store_operation)
+
+
+def _store_operation(engine: str, operation: str, seconds: float) -> None:
+    STORE_SECONDS.labels(engine, operation).observe(seconds)
 
 
 def tool_label(name: str | None) -> str:

@@ -25,6 +25,8 @@ from skillc.runtime.state.store import (
     StateStore,
     StateUnavailable,
     Tx,
+    operation_of,
+    timed,
 )
 from skillc.runtime.state.url import StateUrl
 
@@ -70,7 +72,7 @@ def _translate(sql: str, cache: dict[str, str] = {}) -> str:  # noqa: B006 - a d
 
 
 def _is_read(sql: str) -> bool:
-    return sql.lstrip()[:6].upper() == "SELECT"
+    return operation_of(sql) == "read"
 
 
 class _PgTx:
@@ -202,25 +204,27 @@ class PostgresStore(StateStore):
     def execute(self, sql: str, params: Params = ()) -> list[Row]:
         import psycopg
 
-        tries = 2 if _is_read(sql) else 1
-        for attempt in range(tries):
-            with self._connection() as conn:
-                try:
-                    return _PgTx(conn).execute(sql, params)
-                except psycopg.OperationalError as err:
-                    if not _lost(conn):
-                        raise
-                    if attempt + 1 < tries:
-                        self._dropped_at = time.monotonic()
-                        continue
-                    raise self._lost_error(err) from err
+        read = _is_read(sql)
+        tries = 2 if read else 1
+        with timed("postgresql", "read" if read else "write"):
+            for attempt in range(tries):
+                with self._connection() as conn:
+                    try:
+                        return _PgTx(conn).execute(sql, params)
+                    except psycopg.OperationalError as err:
+                        if not _lost(conn):
+                            raise
+                        if attempt + 1 < tries:
+                            self._dropped_at = time.monotonic()
+                            continue
+                        raise self._lost_error(err) from err
         raise AssertionError("unreachable")  # pragma: no cover
 
     @contextmanager
     def transaction(self, lock: str | None = None) -> Iterator[Tx]:
         import psycopg
 
-        with self._connection() as conn:
+        with timed("postgresql", "transaction"), self._connection() as conn:
             try:
                 with conn.transaction():
                     tx = _PgTx(conn)

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from skillc.runtime.state.store import Params, Row, SqliteDialect, StateError, StateStore, Tx
+from skillc.runtime.state.store import Params, Row, SqliteDialect, StateError, StateStore, Tx, operation_of, timed
 from skillc.runtime.state.url import StateUrl
 
 BUSY_TIMEOUT_S = 30.0  # how long a statement waits for another process's lock
@@ -75,20 +75,22 @@ class SqliteStore(StateStore):
         return conn
 
     def execute(self, sql: str, params: Params = ()) -> list[Row]:
-        return self.conn().execute(sql, params).fetchall()
+        with timed("sqlite", operation_of(sql)):
+            return self.conn().execute(sql, params).fetchall()
 
     @contextmanager
     def transaction(self, lock: str | None = None) -> Iterator[Tx]:
         # BEGIN IMMEDIATE takes the file's write lock at once: every writer waits its turn, so
         # the lock name is not needed to serialise.
-        conn = self.conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield _SqliteTx(conn)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        with timed("sqlite", "transaction"):
+            conn = self.conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield _SqliteTx(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     def table_names(self) -> set[str]:
         return {str(r[0]) for r in self.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

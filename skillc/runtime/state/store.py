@@ -7,15 +7,49 @@ differ in (upsert, byte length, a JSON field) taken from :attr:`StateStore.diale
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Literal, Protocol
 
 from skillc.runtime.state.url import StateUrl
 
 Row = tuple[Any, ...]
 Params = Sequence[Any]
+
+
+# Told how long each store operation took: (engine, operation, seconds), operation one of "read",
+# "write" (one statement in its own transaction) or "transaction". The server's /metrics installs
+# one (the runtime does not import the server); without one, timing costs nothing.
+StoreObserver = Callable[[str, str, float], None]
+_observers: list[StoreObserver] = []
+
+
+def observe_store(observer: StoreObserver) -> None:
+    """Call ``observer`` after every store operation of this process, as it ends (also on failure)."""
+    if observer not in _observers:
+        _observers.append(observer)
+
+
+@contextmanager
+def timed(engine: str, operation: str) -> Iterator[None]:
+    """Report the body's duration to the observers (if any)."""
+    if not _observers:
+        yield
+        return
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        elapsed = time.perf_counter() - started
+        for observer in _observers:
+            observer(engine, operation, elapsed)
+
+
+def operation_of(sql: str) -> str:
+    """``read`` for a statement that only reads (a SELECT), else ``write``."""
+    return "read" if sql.lstrip()[:6].upper() == "SELECT" else "write"
 
 
 class StateError(Exception):
