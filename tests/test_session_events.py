@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.state import StateStore, StateUrl, connect_state, open_state, parse_state_url
+from skillc.runtime.state import StateStore, StateUnavailable, StateUrl, connect_state, open_state, parse_state_url
 from skillc.server.consent import ConsentPolicy
 from skillc.server.events import EventHub, EventLimits, EventQuery, EventUriError, parse_events_uri
 from skillc.server.runner import ServeHandle, ServeOptions
@@ -495,6 +495,29 @@ def test_a_bad_events_uri_is_a_protocol_error(server: ServeHandle) -> None:
                 await client.read_resource("events://session/s-x?since=1")
 
     asyncio.run(session())
+
+
+def test_an_events_read_the_store_cannot_answer_names_the_fault(
+    server: ServeHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No driver text reaches the client: the JSON-RPC error names SRV050 and says to try again."""
+
+    def unreachable(*_args: Any) -> Any:
+        raise StateUnavailable("SRV050 the state store dropped the connection: server closed the connection")
+
+    async def session() -> str:
+        async with SessionClient(server.url) as client:
+            uri = (await client.call_tool("searchDrinks", {})).meta["skillc/events"]
+            monkeypatch.setattr(server.prepared.server.events, "page", unreachable)
+            with pytest.raises(MCPError) as raised:
+                await client.read_resource(uri)
+            assert raised.value.error.code == -32603
+            assert raised.value.error.data == {"uri": uri, "code": "SRV050"}
+            return str(raised.value)
+
+    message = asyncio.run(session())
+    assert message.startswith("SRV050 the state store could not be read for events://session/s1-")
+    assert message.endswith("; try again (see /readyz)") and "server closed" not in message
 
 
 def test_the_bound_holds_over_http(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     BlobResourceContents,
     GetPromptRequestParams,
@@ -30,6 +31,7 @@ from mcp_types import (
     TextResourceContents,
 )
 
+from skillc.runtime.state import StateError
 from skillc.server.artefacts import ArtefactStore, parse_uri, session_in_uri
 from skillc.server.artefacts import resource_template as artefact_template
 from skillc.server.catalog import Catalogue
@@ -93,9 +95,18 @@ class SkillResources:
         return ListResourcesResult(resources=resources)
 
     async def read_resource(
-        self, _ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
+        self, ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
     ) -> ReadResourceResult:
-        uri = str(params.uri)
+        try:
+            return await self._read(ctx, str(params.uri))
+        except StateError as err:
+            # A read has no isError result: the fault is a JSON-RPC error that names its code
+            # (SRV050/SRV051) and says to try again, never the driver's own text.
+            uri = str(params.uri)
+            message = f"{err.code} the state store could not be read for {uri}; try again (see /readyz)"
+            raise MCPError(INTERNAL_ERROR, message, {"uri": uri, "code": err.code}) from None
+
+    async def _read(self, _ctx: ServerRequestContext[Any], uri: str) -> ReadResourceResult:
         try:
             query = parse_events_uri(uri)
         except EventUriError as err:
