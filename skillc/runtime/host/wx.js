@@ -47,9 +47,13 @@
   // over before the VM builds its wx. Each fails with a message naming the API (a thrown Error
   // for the sync forms, the fail callback or a rejected promise otherwise), never with
   // "undefined is not a function"; wx.canIUse answers false for them.
-  let unavailable = [];
+  //
+  // The table is parsed and its stubs built only when a skill first looks past the APIs skillc
+  // provides (a name wx lacks, `in`, Object.keys, canIUse, ...): building ~80 stubs in every
+  // fresh context cost a third of its set-up, and most calls never touch one.
+  let unavailableJson = '[]';
   const stubs = new WeakSet();
-  I.setUnavailable = function (json) { unavailable = JSON.parse(json); };
+  I.setUnavailable = function (json) { unavailableJson = String(json); };
   function stub(u) {
     const api = u.path.join('.');
     let fn;
@@ -82,8 +86,10 @@
   // The objects of the wx API (wx.modelContext, wx.cloud, wx.cloud.extend.AI, ...), as opposed to
   // data hung on them (NotificationType): only these answer an unknown name with a stub.
   const namespaces = new WeakSet();
-  function installStubs(wx) {
-    for (const u of unavailable) {
+  // unwrap: the open object behind a namespace's proxy (reads through the proxy would answer
+  // missing names with unknown-name stubs).
+  function installStubs(wx, unwrap) {
+    for (const u of JSON.parse(unavailableJson)) {
       let node = wx;
       for (let i = 0; i < u.path.length - 1; i++) {
         const seg = u.path[i];
@@ -91,7 +97,7 @@
           node[seg] = {};
           namespaces.add(node[seg]);
         }
-        node = node[seg];
+        node = unwrap(node[seg]);
       }
       const leaf = u.path[u.path.length - 1];
       if (node[leaf] === undefined) node[leaf] = stub(u); // a real implementation wins
@@ -113,20 +119,72 @@
     }
     return fn;
   }
-  function guarded(o, prefix) {
-    for (const k of Object.keys(o)) {
-      const v = o[k];
-      if (namespaces.has(v)) o[k] = guarded(v, prefix + k + '.');
-      else if (v !== null && typeof v === 'object') Object.freeze(v);
+  const { freeze, keys } = Object;
+  const R = { get: Reflect.get, set: Reflect.set, has: Reflect.has, deleteProperty: Reflect.deleteProperty,
+    defineProperty: Reflect.defineProperty, getOwnPropertyDescriptor: Reflect.getOwnPropertyDescriptor,
+    ownKeys: Reflect.ownKeys, getPrototypeOf: Reflect.getPrototypeOf, setPrototypeOf: Reflect.setPrototypeOf,
+    isExtensible: Reflect.isExtensible, preventExtensions: Reflect.preventExtensions };
+  const ProxyCtor = Proxy;
+  const apply = Reflect.apply;
+  function unknownOr(target, key, prefix) {
+    // then: `await wx` and Promise.resolve(wx) probe it; toJSON: JSON.stringify(wx) does
+    if (typeof key !== 'string' || key in target || key === 'then' || key === 'toJSON') return target[key];
+    return unknownStub(prefix + key);
+  }
+  // The host tree (wx and its namespaces) behind proxies whose targets stay open until the stubs
+  // are wanted: the first trap other than the read of a provided API installs them all, freezes
+  // every namespace, and only then answers, so no skill ever sees an open or a partial wx.
+  function lazyHost(raw) {
+    const targets = [];
+    let ready = false;
+    function materialize() {
+      if (ready) return;
+      ready = true;
+      installStubs(raw, function (v) { const t = targetOf.get(v); return t === undefined ? v : t; });
+      for (const t of targets) seal(t.target, t.prefix);
     }
-    Object.freeze(o);
-    return new Proxy(o, {
-      get: function (target, key) {
-        // then: `await wx` and Promise.resolve(wx) probe it; toJSON: JSON.stringify(wx) does
-        if (typeof key !== 'string' || key in target || key === 'then' || key === 'toJSON') return target[key];
-        return unknownStub(prefix + key);
-      },
-    });
+    function seal(o, prefix) {
+      for (const k of keys(o)) {
+        const v = o[k];
+        // a namespace the stubs created (wx.cloud): no proxy yet
+        if (namespaces.has(v)) o[k] = wrap(v, prefix + k + '.', true);
+        else if (v !== null && typeof v === 'object' && !proxies.has(v)) freeze(v);
+      }
+      freeze(o);
+    }
+    const proxies = new WeakSet();
+    const targetOf = new WeakMap();
+    function wrap(o, prefix, sealNow) {
+      if (sealNow) seal(o, prefix);
+      else targets.push({ target: o, prefix: prefix });
+      const handler = {
+        get: function (target, key) {
+          if (!ready && !(typeof key === 'string' && key in target)) materialize();
+          return unknownOr(target, key, prefix);
+        },
+      };
+      for (const trap of keys(R)) {
+        if (trap === 'get') continue;
+        const reflect = R[trap];
+        handler[trap] = function () {
+          materialize();
+          return apply(reflect, undefined, arguments);
+        };
+      }
+      const p = new ProxyCtor(o, handler);
+      proxies.add(p);
+      targetOf.set(p, o);
+      return p;
+    }
+    function lazy(o, prefix) {
+      for (const k of keys(o)) {
+        const v = o[k];
+        if (namespaces.has(v)) o[k] = lazy(v, prefix + k + '.');
+        else if (v !== null && typeof v === 'object') freeze(v); // data hung on wx: frozen from the start
+      }
+      return wrap(o, prefix, false);
+    }
+    return { wx: lazy(raw, ''), materialize: materialize };
   }
 
   I.makeWx = function (features) {
@@ -195,8 +253,8 @@
       });
     }
     namespaces.add(wx.modelContext);
-    installStubs(wx);
     wx.canIUse = function (name) {
+      if (host !== null) host.materialize();
       let node = wx;
       for (const part of String(name).split('.')) {
         if (node === null || typeof node !== 'object' || !(part in node)) return false;
@@ -210,5 +268,9 @@
   // Freeze the host objects (wx and its namespaces) so skill code cannot swap a host API for
   // another module, and let every namespace name the APIs it lacks; the functions themselves are
   // not walked (that costs more than a call).
-  I.freezeHost = function (wx) { return guarded(wx, ''); };
+  let host = null;
+  I.freezeHost = function (wx) {
+    host = lazyHost(wx);
+    return host.wx;
+  };
 })(globalThis.__skillc_internal);
