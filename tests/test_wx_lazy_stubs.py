@@ -8,9 +8,11 @@ reflective route is the one that has to build the stubs before it answers.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
+
+from skillc.runtime.api.api_runtime import ApiRuntime
 
 from .test_runtime import make_runtime, write_skill
 
@@ -51,12 +53,13 @@ INDEX = (
     "const probes = {\n"
     + "".join(f"  {json.dumps(name)}: () => {expr},\n" for name, (expr, _) in PROBES.items())
     + "}\n"
-    + "wx.modelContext.registerAPI('probe', async (a) => ({ content: [{ type: 'text', text: JSON.stringify(probes[a.name]()) }] }))\n"
+    + "wx.modelContext.registerAPI('probe', async (a) =>\n"
+    + "  ({ content: [{ type: 'text', text: JSON.stringify(probes[a.name]()) }] }))\n"
 )
 
 
 @pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiRuntime]:
     root = tmp_path_factory.mktemp("lazy")
     rt = make_runtime(write_skill(root / "skill", INDEX, [{"name": "probe"}]), root / "state")
     yield rt
@@ -64,7 +67,7 @@ def runtime(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
 
 
 @pytest.mark.parametrize("probe", list(PROBES))
-def test_the_first_look_past_the_provided_apis_sees_a_whole_frozen_wx(runtime, probe: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_first_look_past_the_provided_apis_sees_a_whole_frozen_wx(runtime: ApiRuntime, probe: str) -> None:
     # index.js itself touches wx only through wx.modelContext.registerAPI, a provided API
     outcome = runtime.call_blocking("probe", {"name": probe})
     assert not outcome.result.is_error, outcome.result.text
