@@ -72,3 +72,78 @@ def test_the_first_look_past_the_provided_apis_sees_a_whole_frozen_wx(runtime: A
     outcome = runtime.call_blocking("probe", {"name": probe})
     assert not outcome.result.is_error, outcome.result.text
     assert json.loads(outcome.result.text) == PROBES[probe][1]
+
+
+# What a skill may have done to the built-ins before its first look past the provided APIs (the
+# stubs are built after its code ran, so building them must not run on anything it can replace).
+POLLUTIONS: dict[str, str] = {
+    "JSON.parse": "JSON.parse = () => []",
+    "array iterator": "Array.prototype[Symbol.iterator] = function* () {}",
+    "WeakSet.has": "WeakSet.prototype.has = () => false",
+    "WeakSet.add": "WeakSet.prototype.add = function () { return this }",
+    "WeakMap.get": "WeakMap.prototype.get = () => ({})",
+    "join": "Array.prototype.join = () => 'planted'",
+    "inherited API": (
+        "Object.defineProperty(Object.prototype, 'scanCode',"
+        " { get() { return 'planted' }, set(v) { globalThis.stolen = v }, configurable: true })"
+    ),
+    "inherited namespace": (
+        "Object.defineProperty(Object.prototype, 'cloud',"
+        " { get() { return { planted: true } }, set(v) { globalThis.stolen = v }, configurable: true })"
+    ),
+    "descriptor get": "Object.prototype.get = function () { return 'planted' }",
+    "planted trap": "Object.prototype.has = () => false",
+}
+# The first look at wx after the pollution: reading a stub's name, or its descriptor (where a
+# planted `get` could pass for a getter).
+FIRST = "typeof wx.scanCode"
+FIRST_DESCRIPTOR = "typeof Object.getOwnPropertyDescriptor(wx, 'scanCode').value"
+# Read without for-of, includes or join, which the pollutions break for the probe itself.
+OBSERVE = """
+  const out = []
+  out[out.length] = 'first ' + (a.name === 'descriptor get' ? FIRST_DESCRIPTOR : FIRST)
+  out[out.length] = 'frozen ' + Object.isFrozen(wx) + ' ' + Object.isFrozen(wx.cloud)
+  out[out.length] = 'scanCode ' + typeof wx.scanCode + ' ' + ('scanCode' in wx)
+  out[out.length] = 'cloud.nope ' + typeof wx.cloud.nope
+  out[out.length] = 'canIUse cloud.init ' + wx.canIUse('cloud.init')
+  let message = 'none'
+  try { wx.createRewardedVideoAd() } catch (e) { message = e.errMsg }
+  out[out.length] = message
+  out[out.length] = 'stolen ' + typeof globalThis.stolen
+  return { content: [{ type: 'text', text: JSON.stringify(out) }] }
+"""
+POLLUTED_INDEX = (
+    "const pollutions = {\n"
+    + "".join(f"  {json.dumps(name)}: () => {{ {code} }},\n" for name, code in POLLUTIONS.items())
+    + "}\n"
+    + "wx.modelContext.registerAPI('polluted', async (a) => {\n  pollutions[a.name]()\n"
+    + OBSERVE.replace("FIRST_DESCRIPTOR", FIRST_DESCRIPTOR).replace("FIRST", FIRST)
+    + "})\n"
+)
+
+
+@pytest.fixture(scope="module")
+def polluted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiRuntime]:
+    root = tmp_path_factory.mktemp("polluted")
+    rt = make_runtime(write_skill(root / "skill", POLLUTED_INDEX, [{"name": "polluted"}]), root / "state")
+    yield rt
+    rt.close()
+
+
+@pytest.mark.parametrize("pollution", list(POLLUTIONS))
+def test_a_skill_that_replaced_built_ins_still_gets_every_stub_in_a_frozen_wx(
+    polluted: ApiRuntime, pollution: str
+) -> None:
+    outcome = polluted.call_blocking("polluted", {"name": pollution})
+    assert not outcome.result.is_error, outcome.result.text
+    assert json.loads(outcome.result.text) == [
+        "first function",
+        "frozen true true",
+        "scanCode function true",
+        "cloud.nope function",
+        "canIUse cloud.init true",
+        "createRewardedVideoAd:fail "
+        + "wx.createRewardedVideoAd is not available in AI-mode skills (WeChat offers it neither to APIs nor to cards; "
+        + "it needs a mini-program page to show the ad on)",
+        "stolen undefined",
+    ]
