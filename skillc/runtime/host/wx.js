@@ -47,11 +47,27 @@
   // over before the VM builds its wx. Each fails with a message naming the API (a thrown Error
   // for the sync forms, the fail callback or a rejected promise otherwise), never with
   // "undefined is not a function"; wx.canIUse answers false for them.
-  let unavailable = [];
+  //
+  // The table is parsed and its stubs built only when a skill first looks past the APIs skillc
+  // provides (a name wx lacks, `in`, Object.keys, canIUse, ...): building ~80 stubs in every
+  // fresh context cost a third of its set-up, and most calls never touch one.
+  // Stubs are built after the skill's own code has run, so that code runs on built-ins captured
+  // here: a skill that replaced JSON.parse, an array iterator or a WeakSet method, or planted a
+  // setter on Object.prototype, must not steer how its wx is built.
+  let unavailableJson = '[]';
+  const parse = JSON.parse;
+  const { freeze, keys, defineProperty, hasOwn } = Object;
+  const apply = Reflect.apply;
+  const join = Array.prototype.join;
+  const { has: wsHas, add: wsAdd } = WeakSet.prototype;
+  const { get: wmGet, set: wmSet } = WeakMap.prototype;
+  function define(o, k, v) {
+    defineProperty(o, k, { __proto__: null, value: v, writable: true, enumerable: true, configurable: true });
+  }
   const stubs = new WeakSet();
-  I.setUnavailable = function (json) { unavailable = JSON.parse(json); };
+  I.setUnavailable = function (json) { unavailableJson = String(json); };
   function stub(u) {
-    const api = u.path.join('.');
+    const api = apply(join, u.path, ['.']);
     let fn;
     if (u.message === null) fn = function () { return undefined; };
     else if (u.sync) {
@@ -76,25 +92,31 @@
         return Promise.reject(e);
       };
     }
-    if (u.message !== null) stubs.add(fn);
+    if (u.message !== null) apply(wsAdd, stubs, [fn]);
     return fn;
   }
   // The objects of the wx API (wx.modelContext, wx.cloud, wx.cloud.extend.AI, ...), as opposed to
   // data hung on them (NotificationType): only these answer an unknown name with a stub.
   const namespaces = new WeakSet();
-  function installStubs(wx) {
-    for (const u of unavailable) {
+  // unwrap: the open object behind a namespace's proxy (reads through the proxy would answer
+  // missing names with unknown-name stubs).
+  function installStubs(wx, unwrap) {
+    const table = parse(unavailableJson);
+    for (let j = 0; j < table.length; j++) {
+      const u = table[j];
+      const path = u.path;
       let node = wx;
-      for (let i = 0; i < u.path.length - 1; i++) {
-        const seg = u.path[i];
-        if (node[seg] === undefined) {
-          node[seg] = {};
-          namespaces.add(node[seg]);
+      for (let i = 0; i < path.length - 1; i++) {
+        const seg = path[i];
+        if (!hasOwn(node, seg)) {
+          const ns = {};
+          define(node, seg, ns);
+          apply(wsAdd, namespaces, [ns]);
         }
-        node = node[seg];
+        node = unwrap(node[seg]);
       }
-      const leaf = u.path[u.path.length - 1];
-      if (node[leaf] === undefined) node[leaf] = stub(u); // a real implementation wins
+      const leaf = path[path.length - 1];
+      if (!hasOwn(node, leaf)) define(node, leaf, stub(u)); // a real implementation wins
     }
   }
 
@@ -113,20 +135,95 @@
     }
     return fn;
   }
-  function guarded(o, prefix) {
-    for (const k of Object.keys(o)) {
-      const v = o[k];
-      if (namespaces.has(v)) o[k] = guarded(v, prefix + k + '.');
-      else if (v !== null && typeof v === 'object') Object.freeze(v);
+  const R = { get: Reflect.get, set: Reflect.set, has: Reflect.has, deleteProperty: Reflect.deleteProperty,
+    defineProperty: Reflect.defineProperty, getOwnPropertyDescriptor: Reflect.getOwnPropertyDescriptor,
+    ownKeys: Reflect.ownKeys, getPrototypeOf: Reflect.getPrototypeOf, setPrototypeOf: Reflect.setPrototypeOf,
+    isExtensible: Reflect.isExtensible, preventExtensions: Reflect.preventExtensions };
+  const trapNames = keys(R);
+  const ProxyCtor = Proxy;
+  function plain(o) {
+    const copy = { __proto__: null };
+    const ks = keys(o);
+    for (let i = 0; i < ks.length; i++) copy[ks[i]] = o[ks[i]];
+    return copy;
+  }
+  function unknownOr(target, key, prefix) {
+    // then: `await wx` and Promise.resolve(wx) probe it; toJSON: JSON.stringify(wx) does
+    if (typeof key !== 'string' || key in target || key === 'then' || key === 'toJSON') return target[key];
+    return unknownStub(prefix + key);
+  }
+  // The host tree (wx and its namespaces) behind proxies whose targets stay open until the stubs
+  // are wanted: the first trap other than the read of a provided API installs them all, freezes
+  // every namespace, and only then answers, so no skill ever sees an open or a partial wx.
+  function lazyHost(raw) {
+    const targets = [];
+    let ready = false;
+    function materialize() {
+      if (ready) return;
+      ready = true;
+      installStubs(raw, function (v) { const t = apply(wmGet, targetOf, [v]); return t === undefined ? v : t; });
+      for (let i = 0; i < targets.length; i++) seal(targets[i].target, targets[i].prefix);
+      // From now on the engine's own behaviour for every trap but get, as an eager build had.
+      for (let i = 0; i < handlers.length; i++) {
+        for (let j = 0; j < trapNames.length; j++) if (trapNames[j] !== 'get') delete handlers[i][trapNames[j]];
+      }
     }
-    Object.freeze(o);
-    return new Proxy(o, {
-      get: function (target, key) {
-        // then: `await wx` and Promise.resolve(wx) probe it; toJSON: JSON.stringify(wx) does
-        if (typeof key !== 'string' || key in target || key === 'then' || key === 'toJSON') return target[key];
-        return unknownStub(prefix + key);
-      },
-    });
+    function seal(o, prefix) {
+      const ks = keys(o);
+      for (let i = 0; i < ks.length; i++) {
+        const k = ks[i];
+        const v = o[k];
+        // a namespace the stubs created (wx.cloud): no proxy yet
+        if (apply(wsHas, namespaces, [v])) o[k] = wrap(v, prefix + k + '.', true);
+        else if (v !== null && typeof v === 'object' && !apply(wsHas, proxies, [v])) freeze(v);
+      }
+      freeze(o);
+    }
+    const proxies = new WeakSet();
+    const targetOf = new WeakMap();
+    const handlers = [];
+    function wrap(o, prefix, sealNow) {
+      if (sealNow) seal(o, prefix);
+      else targets[targets.length] = { target: o, prefix: prefix };
+      // No prototype: the engine reads each trap off the handler, and a trap planted on
+      // Object.prototype would otherwise become one.
+      const handler = {
+        __proto__: null,
+        get: function (target, key) {
+          // own names only: the stubs shadow whatever a skill planted on Object.prototype
+          if (!ready && !(typeof key === 'string' && hasOwn(target, key))) materialize();
+          return unknownOr(target, key, prefix);
+        },
+      };
+      for (let i = 0; i < trapNames.length; i++) {
+        const trap = trapNames[i];
+        if (trap === 'get') continue;
+        const reflect = R[trap];
+        handler[trap] = function () {
+          materialize();
+          const answer = apply(reflect, undefined, arguments);
+          // the engine reads the answer as a descriptor: from an object without a prototype, so
+          // a `get` planted on Object.prototype is not read as the property's getter
+          return trap === 'getOwnPropertyDescriptor' && answer !== undefined ? plain(answer) : answer;
+        };
+      }
+      handlers[handlers.length] = handler;
+      const p = new ProxyCtor(o, handler);
+      apply(wsAdd, proxies, [p]);
+      apply(wmSet, targetOf, [p, o]);
+      return p;
+    }
+    function lazy(o, prefix) {
+      const ks = keys(o);
+      for (let i = 0; i < ks.length; i++) {
+        const k = ks[i];
+        const v = o[k];
+        if (apply(wsHas, namespaces, [v])) o[k] = lazy(v, prefix + k + '.');
+        else if (v !== null && typeof v === 'object') freeze(v); // data hung on wx: frozen from the start
+      }
+      return wrap(o, prefix, false);
+    }
+    return { wx: lazy(raw, ''), materialize: materialize };
   }
 
   I.makeWx = function (features) {
@@ -195,14 +292,14 @@
       });
     }
     namespaces.add(wx.modelContext);
-    installStubs(wx);
     wx.canIUse = function (name) {
+      if (host !== null) host.materialize();
       let node = wx;
       for (const part of String(name).split('.')) {
         if (node === null || typeof node !== 'object' || !(part in node)) return false;
         node = node[part];
       }
-      return !stubs.has(node);
+      return !apply(wsHas, stubs, [node]);
     };
     return wx;
   };
@@ -210,5 +307,9 @@
   // Freeze the host objects (wx and its namespaces) so skill code cannot swap a host API for
   // another module, and let every namespace name the APIs it lacks; the functions themselves are
   // not walked (that costs more than a call).
-  I.freezeHost = function (wx) { return guarded(wx, ''); };
+  let host = null;
+  I.freezeHost = function (wx) {
+    host = lazyHost(wx);
+    return host.wx;
+  };
 })(globalThis.__skillc_internal);
