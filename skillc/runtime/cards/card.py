@@ -23,10 +23,10 @@ from typing import Any
 
 from skillc.diagnostics import Diagnostic, DiagnosticSink, Span
 from skillc.ir.component import CompiledComponent
+from skillc.ir.delivery import chain_to, event_object, reached
 from skillc.ir.diff import Insert, Move, Patch, Remove, ReplaceRoot, patches_to_plain
 from skillc.ir.evaluate import CardRenderer, RenderLimits
-from skillc.ir.events import bubbles, default_detail
-from skillc.ir.render import RenderNode, copy_json
+from skillc.ir.render import copy_json
 from skillc.ir.viewport import Viewport
 from skillc.runtime.cards.card_layout import FirstHeights, HeightCache
 from skillc.runtime.cards.card_models import CardView, ComponentAction, Dimensions
@@ -240,28 +240,16 @@ class Card:
         if self.expired:
             self._warn(step, f"card {self.card_id} has expired; the {kind} on {node_id} was ignored")
             return step
-        chain = _chain_to(self.renderer.document.root, node_id)
+        chain = chain_to(self.renderer.document.root, node_id)
         if chain is None:
             self._warn(step, f"card {self.card_id} has no node {node_id!r}")
             return step
         target = chain[-1]
-        target_info = {"id": _element_id(target), "dataset": _dataset(target)}
         stamp = int((time.monotonic() - self._born) * 1000)
         vm = self.vm
         try:
-            for node in reversed(chain) if bubbles(kind) else [target]:
-                binding = node.events.get(kind) if node.events else None
-                if binding is None:
-                    continue
-                event = {
-                    "type": kind,
-                    "timeStamp": stamp,
-                    "target": target_info,
-                    "currentTarget": {"id": _element_id(node), "dataset": binding.dataset},
-                    "detail": detail if detail is not None else default_detail(kind),
-                    "mark": {},
-                }
-                err, exists = vm.event(binding.handler, event)
+            for node, binding in reached(chain, kind):
+                err, exists = vm.event(binding.handler, event_object(kind, stamp, target, node, binding, detail))
                 if not exists:
                     message = f'{self._name} has no method "{binding.handler}" for the {kind} on {node.id}'
                     step.diagnostics.append(Diagnostic.make("CMPVM005", message, file=self._file))
@@ -270,8 +258,6 @@ class Card:
                     step.diagnostics.append(self._js_diag("CMPVM004", message, err))
                 else:
                     step.handled.append(binding.handler)
-                if binding.catch:
-                    break
             self._drain(step)
             self._check_overflow(step)
         except JsFault as fault:
@@ -637,29 +623,3 @@ def _touched(patches: list[Patch]) -> set[str]:
         elif not isinstance(p, ReplaceRoot):
             ids.add(p.id)
     return ids
-
-
-def _chain_to(root: RenderNode, node_id: str) -> list[RenderNode] | None:
-    """The nodes from the root down to ``node_id``, or None."""
-    stack: list[tuple[RenderNode, int]] = [(root, 0)]
-    path: list[RenderNode] = []
-    while stack:
-        node, depth = stack.pop()
-        del path[depth:]
-        path.append(node)
-        if node.id == node_id:
-            return path
-        if node.children:
-            stack.extend((c, depth + 1) for c in reversed(node.children))
-    return None
-
-
-def _dataset(node: RenderNode) -> dict[str, Any]:
-    for binding in (node.events or {}).values():
-        return binding.dataset
-    return {}
-
-
-def _element_id(node: RenderNode) -> str:
-    value = node.props.get("id")
-    return value if isinstance(value, str) else ""

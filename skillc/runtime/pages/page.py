@@ -18,9 +18,9 @@ from typing import Any
 
 from skillc.diagnostics import Diagnostic, DiagnosticSink, Span
 from skillc.ir.component import CompiledComponent
+from skillc.ir.delivery import chain_to, event_object, reached
 from skillc.ir.evaluate import CardRenderer
-from skillc.ir.events import bubbles, default_detail
-from skillc.ir.render import RenderDocument, RenderNode, copy_json
+from skillc.ir.render import RenderDocument, copy_json
 from skillc.ir.viewport import Viewport
 from skillc.runtime.cards.card import dimensions_for, render_limits
 from skillc.runtime.cards.component_host import CardBinding, ComponentHost
@@ -114,7 +114,7 @@ class OpenPage:
             message = f"{self.route} did not load (see its PAGE002); the {kind} on {node_id} did nothing"
             step.diagnostics.append(Diagnostic.make("PAGE002", message, file=self.file))
             return self._render(step, self._last_data())
-        chain = _chain_to(self.renderer.document.root, node_id) if self.renderer.rendered else None
+        chain = chain_to(self.renderer.document.root, node_id) if self.renderer.rendered else None
         if chain is None:
             step.diagnostics.append(
                 Diagnostic.make("PAGE005", f"{self.route} has no node {node_id!r} to {kind}", file=self.file)
@@ -124,19 +124,8 @@ class OpenPage:
         stamp = int((time.monotonic() - self._born) * 1000)
         vm = self.vm
         try:
-            for node in reversed(chain) if bubbles(kind) else [target]:
-                binding = node.events.get(kind) if node.events else None
-                if binding is None:
-                    continue
-                event = {
-                    "type": kind,
-                    "timeStamp": stamp,
-                    "target": {"id": _element_id(target), "dataset": _dataset(target)},
-                    "currentTarget": {"id": _element_id(node), "dataset": binding.dataset},
-                    "detail": detail if detail is not None else default_detail(kind),
-                    "mark": {},
-                }
-                err, exists = vm.event(binding.handler, event)
+            for node, binding in reached(chain, kind):
+                err, exists = vm.event(binding.handler, event_object(kind, stamp, target, node, binding, detail))
                 if not exists:
                     message = f'{self.route} has no method "{binding.handler}" for the {kind} on {node.id}'
                     step.diagnostics.append(Diagnostic.make("PAGE005", message, file=self.file))
@@ -144,8 +133,6 @@ class OpenPage:
                     self._js(step, "PAGE004", f"{self.route}.{binding.handler} threw: {_describe(err)}", err)
                 else:
                     step.handled.append(binding.handler)
-                if binding.catch:
-                    break
             self._drain(step, "PAGE004", f"{self.route}: an async handler or setData callback")
             data = vm.snapshot()
         except JsFault as fault:
@@ -238,30 +225,3 @@ class OpenPage:
 def _describe(err: JsError) -> str:
     where = f" (at {err.file}:{err.line})" if err.file and err.line else ""
     return err.headline + where
-
-
-def _chain_to(root: RenderNode, node_id: str) -> list[RenderNode] | None:
-    """The nodes from the root down to ``node_id``, or None."""
-
-    def down(node: RenderNode, path: list[RenderNode]) -> list[RenderNode] | None:
-        path = [*path, node]
-        if node.id == node_id:
-            return path
-        for child in node.children or []:
-            found = down(child, path)
-            if found is not None:
-                return found
-        return None
-
-    return down(root, [])
-
-
-def _dataset(node: RenderNode) -> dict[str, Any]:
-    for binding in (node.events or {}).values():
-        return dict(binding.dataset)
-    return {}
-
-
-def _element_id(node: RenderNode) -> str:
-    value = node.props.get("id")
-    return value if isinstance(value, str) else ""

@@ -11,6 +11,7 @@ from typing import Any
 
 from mcp_types import InputRequiredResult, TextContent
 
+from skillc.ir.delivery import chain_to, reached
 from skillc.ir.events import bubbles
 from skillc.ir.render import RenderNode
 from skillc.runtime.cards.card_models import ApiCallAction, SendFollowUpMessage
@@ -32,7 +33,6 @@ from skillc.server.ui_control.tree import (
     is_enabled,
     is_shown,
     label_of,
-    path_to,
     role_of,
     shallow_digest,
 )
@@ -157,7 +157,7 @@ async def _follow(
 
 def _unsupported(root: RenderNode, node_id: str, action: str) -> str | None:
     """Why the card does not take ``action`` on the node (None when it does)."""
-    chain = path_to(root, node_id)
+    chain = chain_to(root, node_id)
     if chain is None:
         return f"there is no node {node_id!r}"
     target = chain[-1]
@@ -165,8 +165,7 @@ def _unsupported(root: RenderNode, node_id: str, action: str) -> str | None:
         return f"{node_id} is hidden"
     if not is_enabled(target):
         return f"{node_id} is disabled"
-    candidates = reversed(chain) if bubbles(action) else [target]
-    if any(n.events and action in n.events for n in candidates):
+    if next(reached(chain, action), None) is not None:
         return None
     if action == "tap":
         return f"neither {node_id} nor an ancestor has a tap handler"
@@ -176,7 +175,7 @@ def _unsupported(root: RenderNode, node_id: str, action: str) -> str | None:
 def _changed_handler(root: RenderNode, node_id: str, action: str, prints: dict[str, tuple[str, str]]) -> str | None:
     """An ancestor whose handler the event reaches and which changed itself (its props, events or
     dataset) since the snapshot, or vanished from it; None when they are as observed."""
-    chain = path_to(root, node_id) or []
+    chain = chain_to(root, node_id) or []
     if not bubbles(action):
         return None
     for node in chain[:-1]:

@@ -168,22 +168,6 @@ def flatten(root: UiControlNode) -> Iterator[UiControlNode]:
         stack.extend(reversed(node.children))
 
 
-def path_to(root: RenderNode, node_id: str) -> list[RenderNode] | None:
-    """The nodes from the root to ``node_id``."""
-    path: list[RenderNode] = []
-
-    def down(node: RenderNode) -> bool:
-        path.append(node)
-        if node.id == node_id:
-            return True
-        if any(down(c) for c in node.children or []):
-            return True
-        path.pop()
-        return False
-
-    return path if down(root) else None
-
-
 def joined_text(node: RenderNode) -> tuple[str, str]:
     """A node's text as rendered (runs run on) and with a space between runs."""
     return node.text_content().strip(), _spaced_text(node, 1 << 30)
