@@ -138,24 +138,24 @@ def chromium_path() -> str:
 
 
 class _RequestRecords(logging.Handler):
-    def __init__(self) -> None:
+    def __init__(self, kinds: tuple[type, ...]) -> None:
         super().__init__()
+        self.kinds = kinds
         self.records: list[Any] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        from skillc.server.request_log import RequestRecord
-
         request = getattr(record, "skillc_request", None)
-        if isinstance(request, RequestRecord):
+        if isinstance(request, self.kinds):
             self.records.append(request)
 
 
 @contextmanager
-def request_records() -> Iterator[list[Any]]:
-    """The server's one-record-per-request log (RequestRecord values) while the block runs."""
-    from skillc.server.request_log import REQUEST_LOGGER
+def request_records(*, http: bool = False) -> Iterator[list[Any]]:
+    """The server's one-record-per-request log while the block runs: the MCP requests'
+    RequestRecord values, and with ``http`` the other HTTP requests' HttpRecord values too."""
+    from skillc.server.request_log import REQUEST_LOGGER, HttpRecord, RequestRecord
 
-    handler = _RequestRecords()
+    handler = _RequestRecords((RequestRecord, HttpRecord) if http else (RequestRecord,))
     logger = logging.getLogger(REQUEST_LOGGER)
     logger.addHandler(handler)
     level = logger.level

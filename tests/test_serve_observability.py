@@ -7,7 +7,6 @@ a traceback included."""
 from __future__ import annotations
 
 import json
-import logging
 import os
 import queue
 import signal
@@ -26,9 +25,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.events import EventLimits
-from skillc.server.request_log import REQUEST_LOGGER, HttpRecord, RequestRecord, parse_traceparent
+from skillc.server.request_log import HttpRecord, RequestRecord, parse_traceparent
 from skillc.server.runner import ServeHandle, ServeOptions
-from tests.conftest import COFFEE, ROOT
+from tests.conftest import COFFEE, ROOT, request_records
 from tests.waiting import PATIENCE_S, wait_until
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -130,33 +129,8 @@ def test_a_card_mount_and_consent_are_counted(coffee: ServeHandle) -> None:
     assert consent["asked"] + consent["refused"] == 1, consent
 
 
-class _Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.records: list[RequestRecord | HttpRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        request = getattr(record, "skillc_request", None)
-        if isinstance(request, RequestRecord | HttpRecord):
-            self.records.append(request)
-
-
-@contextmanager
-def request_lines() -> Iterator[list[RequestRecord | HttpRecord]]:
-    handler = _Lines()
-    logger = logging.getLogger(REQUEST_LOGGER)
-    logger.addHandler(handler)
-    level = logger.level
-    logger.setLevel(logging.INFO)
-    try:
-        yield handler.records
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-
-
 def test_request_lines_carry_the_request_id_and_the_trace_context(coffee: ServeHandle) -> None:
-    with request_lines() as lines:
+    with request_records(http=True) as lines:
         traced = call(coffee.url, "searchDrinks", {}, {"traceparent": TRACEPARENT}, **{"x-request-id": "req-42"})
         untraced = call(coffee.url, "searchDrinks", {}, {"traceparent": TRACEPARENT.upper()})
         probe = httpx.get(f"{base_of(coffee)}/healthz", timeout=30)
