@@ -72,7 +72,6 @@ CORPUS = ROOT / "bench" / "corpus" / "node_modules"
 SKILL = ROOT / "examples" / "coffee-skill"
 CORPUS_DIRS = (ROOT / "examples", ROOT / "tests" / "fixtures")
 ALL_ROWS = tuple(range(1, 12))
-CLOCK_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
 
 def load_bench(name: str) -> ModuleType:
@@ -369,26 +368,8 @@ def growth_rows(s: Settings) -> list[Row]:
 
 
 def tree_cpu_s(pid: int) -> float:
-    """utime + stime of ``pid`` and its live descendants, from /proc (clock-tick resolution)."""
-    parents: dict[int, int] = {}
-    ticks: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        parents[int(entry.name)] = int(fields[1])
-        ticks[int(entry.name)] = int(fields[11]) + int(fields[12])
-    tree, frontier = {pid}, [pid]
-    while frontier:
-        parent = frontier.pop()
-        kids = [p for p, pp in parents.items() if pp == parent and p not in tree]
-        tree.update(kids)
-        frontier += kids
-    return sum(ticks.get(p, 0) for p in tree) * CLOCK_TICK_S
+    """utime + stime of ``pid`` and its live descendants (bench/callpath.py measures it so)."""
+    return float(load_bench("callpath").tree_cpu_s(pid))
 
 
 @contextmanager
