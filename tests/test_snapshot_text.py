@@ -27,7 +27,6 @@ from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
 from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.cards.card_host import CardHost
-from skillc.runtime.cards.card_models import CardView
 from skillc.runtime.config import RuntimeConfig
 from skillc.server.debugger.channel_sse import HeadlessConsole
 from skillc.server.debugger.console_page import DebugServer, build_debug_server
@@ -36,7 +35,7 @@ from skillc.server.debugger.tree import BRIEF_ATTRS, MAX_ATTR_CHARS, render_tree
 from skillc.server.runner import ServeOptions, prepare
 from skillc.server.snapshot_text import quote, token
 from skillc.server.ui_control.models import UiControlNode, UiSnapshot
-from skillc.server.ui_control.scope import CardScope, Stored
+from skillc.server.ui_control.scope import CardScope, Found, Stored
 from skillc.server.ui_control.tools import _snapshot_text
 from tests.conftest import COFFEE, FIXTURES, require
 from tests.waiting import PATIENCE_S, wait_until
@@ -267,6 +266,9 @@ def test_hostile_card_data_forges_no_line(debug_server: tuple[DebugServer, str])
 # -- ui_control -----------------------------------------------------------------------------------
 
 
+KEY = b"k" * 32  # the key snapshot ids are signed with (a fleet's shared ui_snapshot key)
+
+
 class Cards:
     def __init__(self, state: Path) -> None:
         pkg = load_skill(COFFEE, DiagnosticSink())
@@ -275,14 +277,17 @@ class Cards:
         counter = itertools.count(1)
         self.host = CardHost(self.runtime, card_ids=lambda: f"card-{next(counter)}")
 
-    def view(self, session: str) -> CardView:
-        async def go() -> CardView:
+    def view(self, session: str) -> Found:
+        """A card of ``session`` as the ui_control tools find it (its view at its store version)."""
+
+        async def go() -> Found:
             ctx = self.runtime.context(session_id=session)
             out = await self.host.call("searchDrinks", {"keyword": "latte"}, ctx)
             assert out.card is not None
-            view = await self.host.card(out.card.card_id)
-            assert view is not None
-            return view
+            got = await self.host.card_at(out.card.card_id)
+            assert got is not None
+            view, version = got
+            return Found("coffee-skill", self.host, view, version, KEY)
 
         return asyncio.run(go())
 
@@ -293,11 +298,11 @@ def test_seventy_snapshots_of_one_session_do_not_evict_anothers(tmp_path: Path) 
     a, b = cards.view("session-a"), cards.view("session-b")
     mine = scope.snapshot(a, "session-a").snapshot_id
     assert mine is not None
-    theirs = [scope.snapshot(b, "session-b").snapshot_id for _ in range(70)]
-    assert isinstance(scope.stored(mine, a.card_id, "session-a"), Stored)
-    assert not isinstance(scope.stored(theirs[0], b.card_id, "session-b"), Stored)  # its own bound still holds
-    assert isinstance(scope.stored(theirs[-1], b.card_id, "session-b"), Stored)
-    assert not isinstance(scope.stored(mine, a.card_id, "session-b"), Stored)  # nor can b read a's
+    theirs = [str(scope.snapshot(b, "session-b").snapshot_id) for _ in range(70)]
+    assert isinstance(scope.stored(mine, a, "session-a"), Stored)
+    assert not isinstance(scope.stored(theirs[0], b, "session-b"), Stored)  # its own bound still holds
+    assert isinstance(scope.stored(theirs[-1], b, "session-b"), Stored)
+    assert not isinstance(scope.stored(mine, a, "session-b"), Stored)  # nor can b read a's
 
 
 def test_the_number_of_sessions_kept_is_bounded(tmp_path: Path) -> None:
@@ -308,7 +313,7 @@ def test_the_number_of_sessions_kept_is_bounded(tmp_path: Path) -> None:
     assert first is not None
     for i in range(1, 4):
         scope.snapshot(view, f"c{i}")
-    assert not isinstance(scope.stored(first, view.card_id, "c0"), Stored)
+    assert not isinstance(scope.stored(first, view, "c0"), Stored)
 
 
 async def _none(_: str) -> str | None:

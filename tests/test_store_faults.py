@@ -193,7 +193,7 @@ def test_exhausted_connections_answer_at_once_and_healthz_stays_up(
         with psycopg.connect(url, autocommit=True) as admin:
             # The server's own connections go (as if the server had been restarted), and every
             # free slot is taken by someone else: the pool can neither reuse nor open one.
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'skillc'")
+            admin.execute(KILL_SKILLC_BACKENDS)
             while True:
                 try:
                     hogs.append(psycopg.connect(url, autocommit=True))
@@ -261,13 +261,19 @@ def own_store(tmp_path: Path) -> Iterator[tuple[str, Any]]:
         cluster.stop()
 
 
+# The server's connections (named `skillc`, or `skillc INSTANCE/WORKER` through $PGAPPNAME), never the
+# admin connection itself, which inherits the same $PGAPPNAME when a test process has one.
+KILL_SKILLC_BACKENDS = (
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+    " WHERE application_name LIKE 'skillc%' AND pid <> pg_backend_pid()"
+)
+
+
 def _kill_skillc_backends(url: str) -> int:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as admin:
-        rows = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'skillc'"
-        ).fetchall()
+        rows = admin.execute(KILL_SKILLC_BACKENDS).fetchall()
     return len(rows)
 
 
