@@ -26,7 +26,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,9 +36,22 @@ from skillc.runtime.state.store import StateError, StateStore, Tx
 from skillc.server import metrics
 from skillc.server.group_commit import GroupWriter
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.12
+
 log = logging.getLogger("skillc.server")
 
 EventLevel = Literal["trace", "debug", "info", "warning", "error"]
+
+
+class EventFields(TypedDict, total=False):
+    """What an event may carry beside its source, stream, level and message."""
+
+    tool_call_id: str | None
+    correlation_id: str | None
+    metadata: dict[str, Any] | None
+
+
 # The levels a console line maps to: in both the event levels and MCP's logging levels.
 ConsoleEventLevel = Literal["debug", "info", "warning", "error"]
 EVENTS_SCHEME = "events"
@@ -521,12 +534,12 @@ class EventHub:
         stream: str,
         level: EventLevel,
         message: str,
-        *,
-        tool_call_id: str | None,
-        correlation_id: str | None,
-        metadata: dict[str, Any] | None,
         at_ns: int | None,
+        **fields: Unpack[EventFields],
     ) -> _Pending:
+        tool_call_id = fields.get("tool_call_id")
+        correlation_id = fields.get("correlation_id")
+        metadata = fields.get("metadata")
         text, cut = _cut(message, self.limits.max_message_bytes)
         kept = bound_metadata(metadata, self.limits.max_metadata_bytes) if metadata else {}
         # The request id a client chose: cut so it cannot carry the bulk the metadata bound keeps out.
@@ -553,29 +566,10 @@ class EventHub:
         return _Pending(session_id, make)
 
     def append(
-        self,
-        session_id: str,
-        source: str,
-        stream: str,
-        level: EventLevel,
-        message: str,
-        *,
-        tool_call_id: str | None = None,
-        correlation_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, session_id: str, source: str, stream: str, level: EventLevel, message: str, **fields: Unpack[EventFields]
     ) -> SessionEvent:
         """Write one event now (in its own transaction on a store)."""
-        pending = self._pending(
-            session_id,
-            source,
-            stream,
-            level,
-            message,
-            tool_call_id=tool_call_id,
-            correlation_id=correlation_id,
-            metadata=metadata,
-            at_ns=None,
-        )
+        pending = self._pending(session_id, source, stream, level, message, None, **fields)
         return self._buffers.append_many([pending])[0]
 
     def batch(self) -> EventBatch:
@@ -615,43 +609,13 @@ class EventBatch:
         self._pending: list[_Pending] = []
 
     def append(
-        self,
-        session_id: str,
-        source: str,
-        stream: str,
-        level: EventLevel,
-        message: str,
-        *,
-        tool_call_id: str | None = None,
-        correlation_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, session_id: str, source: str, stream: str, level: EventLevel, message: str, **fields: Unpack[EventFields]
     ) -> None:
         hub = self._hub
         if hub._memory:
-            hub.append(
-                session_id,
-                source,
-                stream,
-                level,
-                message,
-                tool_call_id=tool_call_id,
-                correlation_id=correlation_id,
-                metadata=metadata,
-            )
+            hub.append(session_id, source, stream, level, message, **fields)
             return
-        self._pending.append(
-            hub._pending(
-                session_id,
-                source,
-                stream,
-                level,
-                message,
-                tool_call_id=tool_call_id,
-                correlation_id=correlation_id,
-                metadata=metadata,
-                at_ns=int(hub._clock_ns()),
-            )
-        )
+        self._pending.append(hub._pending(session_id, source, stream, level, message, int(hub._clock_ns()), **fields))
 
     async def commit(self, what: str = "a call") -> int:
         """Write the batch (awaited: the caller answers only once its events can be read). A
