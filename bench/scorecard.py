@@ -28,8 +28,9 @@ Rows (``--rows`` takes these numbers):
   8  Atomic API VM calls/s, trivial API, one thread vs a bare QuickJS context per call
   9  WXML parse + lower of the npm corpus (TDesign, WeUI, Vant), ~250 KB, vs wcc over each library
   10 WXSS parse of the npm corpus, ~900 KB, vs wcsc over each library
-  11 `skillc check` start-up, whole process, vs `python -c pass`: with the user cache warm (the
-     goal) and empty; importing skillc.cli alone
+  11 `skillc check` start-up, whole process, vs `python -c pass`: a repeated check (the
+     goal: replayed from the user cache), after an edit (the check runs), with an empty cache;
+     importing skillc.cli alone
 
 A missing peer (no node, no tests/peers) is printed as "skipped (reason)" and the run still exits
 0 (its goal is not judged); a skillc measurement that fails is printed as FAILED and the run exits
@@ -687,14 +688,23 @@ STARTUP_GOAL_S = float(os.environ.get("SKILLC_SCORECARD_STARTUP_GOAL_S", "0.15")
 
 
 def startup_rows(s: Settings) -> list[Row]:
-    """Whole processes, round by round: `python -c pass`, `skillc check` with a warm user cache,
-    with an empty one, and `import skillc.cli`. Bytecode is written and used, as an installed
-    skillc's is (PYTHONDONTWRITEBYTECODE is dropped for these children)."""
+    """Whole processes, round by round: `python -c pass`, `skillc check` with a warm user cache
+    (a repeated check: replayed, skillc/check_cache.py), after an edit (the check runs; the
+    scripts' verdicts are cached), with an empty cache, and `import skillc.cli`. Bytecode is
+    written and used, as an installed skillc's is (PYTHONDONTWRITEBYTECODE is dropped for these
+    children)."""
     py = sys.executable
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     check = [py, "-m", "skillc", "check", str(SKILL)]
     with tempfile.TemporaryDirectory() as tmp:
         warm_env = {**env, "XDG_CACHE_HOME": str(Path(tmp) / "warm")}
+        edited = Path(shutil.copytree(SKILL, Path(tmp) / "edited"))
+        sheet = edited / "components" / "drink-list" / "index.wxss"
+
+        def edit() -> tuple[float, float]:
+            with sheet.open("a", encoding="utf-8") as f:
+                f.write("\n")  # a changed byte: the entry no longer holds
+            return run_child([py, "-m", "skillc", "check", str(edited)], ROOT, warm_env)
 
         def cold_env() -> dict[str, str]:
             fresh = Path(tempfile.mkdtemp(dir=tmp))
@@ -703,6 +713,7 @@ def startup_rows(s: Settings) -> list[Row]:
         cases: dict[str, Callable[[], tuple[float, float]]] = {
             "pass": lambda: run_child([py, "-c", "pass"], ROOT, env),
             "warm": lambda: run_child(check, ROOT, warm_env),
+            "edit": edit,
             "cold": lambda: run_child(check, ROOT, cold_env()),
             "import": lambda: run_child([py, "-c", "import skillc.cli"], ROOT, env),
         }
@@ -724,6 +735,14 @@ def startup_rows(s: Settings) -> list[Row]:
             floor,
             f"CPU over the floor <= {STARTUP_GOAL_S} s ({over:.3f} s)",
             over <= STARTUP_GOAL_S,
+        ),
+        Row(
+            "11 the same after an edit, s",
+            fig["edit"],
+            "python -c pass",
+            floor,
+            f"- ({(fig['edit'].cpu or 0) - (floor.cpu or 0):.3f} s over)",
+            None,
         ),
         Row(
             "11 the same, empty user cache, s",

@@ -37,7 +37,7 @@ def cache_dir() -> Path | None:
     return path
 
 
-def _is_ours(path: Path) -> bool:
+def is_ours(path: Path) -> bool:
     """A regular file of this user that nobody else may write."""
     try:
         st = os.lstat(path)
@@ -56,7 +56,7 @@ class DigestSet:
         self.limit = limit
         self._digests: dict[str, None] = {}  # insertion order: the oldest are dropped first
         self._dirty = False
-        if path is not None and _is_ours(path):
+        if path is not None and is_ours(path):
             self._digests = dict.fromkeys(self._read(path))
 
     def _read(self, path: Path) -> list[str]:
@@ -87,13 +87,21 @@ class DigestSet:
         if not self._dirty or self.path is None:
             return
         body = json.dumps({"format": FORMAT, "fingerprint": self.fingerprint, "digests": list(self._digests)})
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(body)
-            os.replace(tmp, self.path)  # replaces a foreign or corrupted file too: the directory is ours
+        if write_private(self.path, body):
             self._dirty = False
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+
+
+def write_private(path: Path, body: str) -> bool:
+    """Write ``body`` to ``path`` through a private temporary file renamed into place (a reader
+    never sees half a file); False, and the old file (or none) left, when that fails."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(body)
+        os.replace(tmp, path)  # replaces a foreign or corrupted file too: the directory is ours
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return False

@@ -85,14 +85,27 @@ def test_check_loads_no_server_runtime_or_browser(tmp_path: Path) -> None:
 
 
 def test_check_of_unchanged_scripts_loads_no_quickjs(tmp_path: Path) -> None:
-    # The second check of the same files finds every script's clean verdict in the user cache:
-    # the JavaScript engine and the runtime's configuration are never imported.
+    # A check the user cache cannot replay (another format) still finds every script's clean
+    # verdict there: the JavaScript engine and the runtime's configuration are never imported.
     cache = tmp_path / "cache"
     first, done = _loaded(CHECK, tmp_path / "first.json", "check", str(COFFEE), cache_home=cache)
     assert done.returncode == 0 and "quickjs" in first, done.stderr
-    second, again = _loaded(CHECK, tmp_path / "second.json", "check", str(COFFEE), cache_home=cache)
+    second, again = _loaded(CHECK, tmp_path / "second.json", "check", "--format", "json", str(COFFEE), cache_home=cache)
     assert again.returncode == 0, again.stderr
-    assert again.stdout == done.stdout
+    assert json.loads(again.stdout)["errors"] == 0
+    assert "skillc.frontend.wxml" in second  # it did check
     assert _offenders(second, ("quickjs", "_quickjs", "skillc.runtime.sandbox", "skillc.runtime.config")) == []
     # The committed parser tables: lark never analyses the grammar in a check.
     assert "skillc.frontend.wxml.generated" in second
+
+
+def test_a_repeated_check_loads_no_compiler(tmp_path: Path) -> None:
+    # The same check of the same files again is replayed from the user cache (skillc/check_cache.py):
+    # the same output and status, with neither the phases nor pydantic loaded.
+    cache = tmp_path / "cache"
+    _first, done = _loaded(CHECK, tmp_path / "first.json", "check", str(COFFEE), cache_home=cache)
+    assert done.returncode == 0, done.stderr
+    second, again = _loaded(CHECK, tmp_path / "second.json", "check", str(COFFEE), cache_home=cache)
+    assert (again.returncode, again.stdout, again.stderr) == (done.returncode, done.stdout, done.stderr)
+    assert _offenders(second, ("pydantic", "lark", "tinycss2", "quickjs", "skillc.check", "skillc.frontend")) == []
+    assert _offenders(second, ("skillc.diagnostics", "skillc.ir", "skillc.runtime", *SERVER_STACK)) == []

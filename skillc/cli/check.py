@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -14,6 +14,7 @@ from skillc.cli.output import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, plural, use_colo
 
 if TYPE_CHECKING:
     from skillc.check import CheckReport
+    from skillc.check_cache import Outcome
     from skillc.diagnostics import Diagnostic
 
 
@@ -50,24 +51,53 @@ def check(path: Path, fmt: str, color: str, quiet: bool) -> None:
       skillc check --format github skills/     # in a GitHub Actions step
       skillc check --format sarif skills/ > skillc.sarif
     """
+    paint_out, paint_err = use_color(color), use_color(color, sys.stderr)
+    from skillc import check_cache
+
+    if fmt == "wxa":  # writes WeChat's files beside the skill and prints as it goes: always run
+        outcome = _outcome(path, fmt, quiet, paint_out, paint_err)
+        _print(outcome)
+    key = check_cache.entry_key(path, [str(path), fmt, quiet, paint_out, paint_err])
+    replayed = check_cache.lookup(key)
+    if replayed is not None:
+        _print(replayed)
+    started = check_cache.now_ns()
+    with check_cache.recording() as reads:
+        outcome = _outcome(path, fmt, quiet, paint_out, paint_err)
+    check_cache.store(key, path, reads, started, outcome)
+    _print(outcome)
+
+
+def _print(outcome: Outcome) -> NoReturn:
+    for write in outcome.writes:
+        click.echo(write.text, err=write.err, nl=write.nl, color=write.color)
+    sys.exit(outcome.status)
+
+
+def _outcome(path: Path, fmt: str, quiet: bool, paint_out: bool, paint_err: bool) -> Outcome:
+    """Check ``path`` and say what to print, without printing it (the user cache keeps it)."""
     from skillc import __version__
     from skillc.check import NotASkill, check_path
+    from skillc.check_cache import Outcome, Write
     from skillc.diagnostics import render_github, render_sarif, render_text, to_json_obj
 
+    out = Outcome()
     try:
         reports = check_path(path, str(path))
     except NotASkill as err:
         if fmt == "json":
             doc = {"version": 1, "error": to_json_obj([err.diagnostic], prefix=err.display)[0]}
-            click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+            out.writes.append(Write(json.dumps(doc, ensure_ascii=False, indent=2)))
         elif fmt == "github":
-            click.echo(render_github([err.diagnostic], prefix=err.display), nl=False)
+            out.writes.append(Write(render_github([err.diagnostic], prefix=err.display), nl=False))
         elif fmt == "sarif":
-            click.echo(render_sarif([(err.display, [err.diagnostic])], tool_version=__version__), nl=False)
+            text = render_sarif([(err.display, [err.diagnostic])], tool_version=__version__)
+            out.writes.append(Write(text, nl=False))
         else:
-            paint = use_color(color, sys.stderr)
-            click.echo(render_text([err.diagnostic], prefix=err.display, color=paint), err=True, nl=False, color=paint)
-        sys.exit(EXIT_USAGE)
+            text = render_text([err.diagnostic], prefix=err.display, color=paint_err)
+            out.writes.append(Write(text, err=True, nl=False, color=paint_err))
+        out.status = EXIT_USAGE
+        return out
     errors = sum(r.counts.errors for r in reports)
     warnings = sum(r.counts.warnings for r in reports)
     skills = [r for r in reports if r.is_skill]
@@ -75,30 +105,32 @@ def check(path: Path, fmt: str, color: str, quiet: bool) -> None:
     summary = (
         f"checked {plural(len(skills), 'skill')}: {plural(errors, 'error')}, {plural(warnings, 'warning')} ({status})"
     )
-    if fmt == "json":
-        click.echo(json.dumps(_json_report(reports, quiet), ensure_ascii=False, indent=2))
-    elif fmt == "wxa":
+    if fmt == "wxa":
         from skillc.wxa.validate_report import write_wxa
 
-        sys.exit(write_wxa(path, reports))
+        out.status = write_wxa(path, reports)
+        return out
+    if fmt == "json":
+        out.writes.append(Write(json.dumps(_json_report(reports, quiet), ensure_ascii=False, indent=2)))
     elif fmt == "sarif":
         units = [(r.display, _errors_only(r.diagnostics, quiet)) for r in reports]
-        click.echo(render_sarif(units, tool_version=__version__), nl=False)
+        out.writes.append(Write(render_sarif(units, tool_version=__version__), nl=False))
     elif fmt == "github":
         for report in reports:
-            click.echo(render_github(_errors_only(report.diagnostics, quiet), prefix=report.display), nl=False)
+            text = render_github(_errors_only(report.diagnostics, quiet), prefix=report.display)
+            out.writes.append(Write(text, nl=False))
         if errors or not quiet:
-            click.echo(summary, err=True)  # stdout stays workflow commands only
+            out.writes.append(Write(summary, err=True))  # stdout stays workflow commands only
     else:
-        paint = use_color(color)
         for report in reports:
             shown = _errors_only(report.diagnostics, quiet)
-            text = render_text(shown, report.sources, prefix=report.display, color=paint)
+            text = render_text(shown, report.sources, prefix=report.display, color=paint_out)
             if text:
-                click.echo(text, color=paint)
+                out.writes.append(Write(text, color=paint_out))
         if errors or not quiet:
-            click.echo(summary)
-    sys.exit(EXIT_ERRORS if errors else EXIT_OK)
+            out.writes.append(Write(summary))
+    out.status = EXIT_ERRORS if errors else EXIT_OK
+    return out
 
 
 def _json_report(reports: list[CheckReport], quiet: bool = False) -> dict[str, object]:
