@@ -54,6 +54,7 @@ from skillc.runtime.cards.card_models import (
 from skillc.runtime.cards.card_store import CardRecord, CardStore, Lru, StoredCard
 from skillc.runtime.cards.card_timers import RealClock, TimerClock, TimerSetup, VirtualClock
 from skillc.runtime.cards.component_host import CardBinding
+from skillc.runtime.cards.first_renders import FirstRenders
 from skillc.runtime.cards.timer_driver import TimerDriver
 from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome, ApprovalRequest, AtomicApiResult
 from skillc.runtime.sandbox.engine import BackgroundLoop
@@ -128,6 +129,8 @@ class CardHost:
         self._compiled: dict[str, tuple[CompiledComponent | None, list[Diagnostic]]] = {}
         # Cards mounted on the same data lay out once (the layout costs as much as the render).
         self._first_heights = FirstHeights()
+        # ... and from the third card on the same data, render once (first_renders.py).
+        self._first_renders = FirstRenders()
         self._code = SkillCode.of(self.package, components=True)
         manifest = self.package.manifest
         self._declared = frozenset(a.name for a in manifest.apis) if manifest else frozenset()
@@ -374,7 +377,7 @@ class CardHost:
         live, diags = await self._obtain(card_id)
         if live is None:
             return EventOutcome(card_id=card_id, diagnostics=diags)
-        current = live.card.renderer.viewport
+        current = live.card.viewport
         update: dict[str, Any] = {}
         if color_scheme in ("light", "dark"):
             update["color_scheme"] = color_scheme
@@ -780,6 +783,7 @@ class CardHost:
             expired_text=(comp.expired_text if comp and comp.expired_text else DEFAULT_EXPIRED_TEXT),
             timing=TimerSetup(self.clock, self._timer_order, self._new_stream(), self._hidden),
             first_heights=self._first_heights,
+            first_renders=self._first_renders,
         )
 
     def _compile(self, path: str) -> tuple[CompiledComponent | None, list[Diagnostic]]:
