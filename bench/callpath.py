@@ -92,10 +92,13 @@ def tree_cpu_s(pid: int) -> float:
 
 
 @contextmanager
-def serving(cmd: list[str], env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
-    """A server process, up (its "MCP endpoint" line seen), terminated on the way out."""
+def serving(
+    cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """A server process, up (its "MCP endpoint" line seen), terminated on the way out. ``cwd``:
+    where it runs (``python -m`` puts its working folder first on the import path)."""
     serve_load = sibling("serve_load")
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     try:
         try:
             serve_load.wait_ready(proc)
@@ -247,8 +250,11 @@ def measure(
         if baseline is not None:
             port = serve_load.free_port()
             base_state = stack.enter_context(tempfile.TemporaryDirectory())
-            env = {**os.environ, "PYTHONPATH": str(baseline)}
-            servers.append(("@base", stack.enter_context(serving(skillc_cmd(port, base_state), env)), port))
+            env = {**os.environ, "PYTHONPATH": str(baseline.resolve())}
+            # Run from the baseline's folder: from this tree's root, `python -m skillc` would import
+            # this tree's package ahead of PYTHONPATH, and both sides would be the same code.
+            base_cmd = skillc_cmd(port, base_state)
+            servers.append(("@base", stack.enter_context(serving(base_cmd, env, cwd=baseline.resolve())), port))
         bare_port = serve_load.free_port()
         bare_cmd = [sys.executable, str(BENCH / "bare_mcp_server.py"), "--port", str(bare_port)]
         bare = stack.enter_context(serving(bare_cmd))

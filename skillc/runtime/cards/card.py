@@ -35,6 +35,7 @@ from skillc.runtime.cards.card_timers import CardTimers, RealClock, TimerSetup
 from skillc.runtime.cards.card_updates import CardUpdates, UpdateKind
 from skillc.runtime.cards.component_host import CardBinding, ComponentHost
 from skillc.runtime.cards.component_vm import ComponentVm
+from skillc.runtime.cards.first_renders import FirstRender, FirstRenders
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext, AtomicApiResult, ConsoleEntry
 from skillc.runtime.host.storage import Storage
@@ -86,6 +87,7 @@ class CardSetup:
     expired_text: str | None
     timing: TimerSetup | None = None  # the card host's clock for a dynamic card's timers
     first_heights: FirstHeights | None = None  # the host's first-render heights, shared by its cards
+    first_renders: FirstRenders | None = None  # the host's first-render documents, shared by its cards
 
 
 @dataclass
@@ -127,13 +129,38 @@ class Card:
             setup.binding, setup.context, setup.config, setup.storage, self.timers, app_id=setup.code.app_id
         )
         self.render_sink = DiagnosticSink()
-        self.renderer = CardRenderer(
+        self._renderer = CardRenderer(
             setup.component, setup.viewport, sink=self.render_sink, limits=render_limits(setup.config)
         )
+        # A first render taken from the host's memo (first_renders.py): its document, and the data
+        # the renderer has not rendered yet; None once the renderer holds the card's state.
+        self._first: FirstRender | None = None
+        self._unrendered: dict[str, Any] | None = None
         self.vm: ComponentVm | None = None
         # The last data that rendered within the limits, as JSON: what the card table stores and
         # what a card that goes over a limit goes back to. None until the first render succeeds.
         self.data_json: str | None = None
+
+    @property
+    def renderer(self) -> CardRenderer:
+        """The card's renderer, its state built first when the first render came from the memo."""
+        if self._unrendered is not None:
+            data, self._unrendered, self._first = self._unrendered, None, None
+            # What this render reports, the kept render already reported for this card.
+            self._renderer.sink = DiagnosticSink()
+            try:
+                self._renderer.render(data)
+            finally:
+                self._renderer.sink = self.render_sink
+        return self._renderer
+
+    @renderer.setter
+    def renderer(self, renderer: CardRenderer) -> None:
+        self._renderer, self._unrendered, self._first = renderer, None, None
+
+    @property
+    def viewport(self) -> Viewport:
+        return self._renderer.viewport
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -337,7 +364,7 @@ class Card:
         changed, its container is narrower): one replaceRoot, later patches diff against it.
         Nothing runs in the component: WeChat resolves ``@media`` without telling the card."""
         step = Step()
-        if self.dead or self.vm is None or viewport == self.renderer.viewport:
+        if self.dead or self.vm is None or viewport == self.viewport:
             return step
         renderer = CardRenderer(
             self.setup.component, viewport, sink=self.render_sink, limits=render_limits(self.setup.config)
@@ -383,8 +410,8 @@ class Card:
             component_path=self.binding.component_path,
             api_name=self.binding.api_name,
             session_id=session_id,
-            document=self.renderer.document.clone(),
-            data=copy_json(self.renderer.data),
+            document=(self._first.document if self._first is not None else self.renderer.document).clone(),
+            data=copy_json(self.data),
             expired=self.expired,
             expired_text=self.setup.expired_text if self.expired else None,
             dimensions=self.binding.dimensions,
@@ -395,7 +422,7 @@ class Card:
 
     @property
     def data(self) -> dict[str, Any]:
-        return self.renderer.data
+        return self._unrendered if self._unrendered is not None else self.renderer.data
 
     # -- steps -----------------------------------------------------------------------------------
 
@@ -424,24 +451,34 @@ class Card:
         return vm
 
     def _first_render(self, step: Step, data: dict[str, Any], data_text: str | None = None) -> bool:
-        """``data_text``: ``data`` as the VM gave it, JSON; with it the height may come from a card
-        mounted on the same data."""
+        """``data_text``: ``data`` as the VM gave it, JSON; with it the height, and the document
+        itself, may come from a card mounted on the same data."""
+        self._unrendered = self._first = None
+        key = (self.binding.component_path, self.setup.viewport, data_text or "")
+        renders = self.setup.first_renders if data_text is not None else None
+        kept = renders.get(key) if renders is not None else None
+        if kept is not None:
+            self._first, self._unrendered = kept, data
+            self.render_sink.extend(kept.diagnostics)
+            self.content_height = kept.height
+            return True
         try:
-            self.renderer.render(data)
+            self._renderer.render(data)
         except Exception as exc:  # a renderer bug on odd data must become a fallback, not a crash
             self._fail(step, "CMPVM009", f"{self._name} could not be rendered: {type(exc).__name__}: {exc}", None)
             return False
-        exceeded = self.renderer.exceeded
+        exceeded = self._renderer.exceeded
         if exceeded is not None:  # its diagnostic (RND005-RND008) is in the render sink
             step.failure = f"{self._name} could not be rendered: {exceeded.message}"
             return False
         memo = self.setup.first_heights if data_text is not None else None
-        key = (self.binding.component_path, self.setup.viewport, data_text or "")
         height = memo.get(key) if memo is not None else None
         if height is None:
-            height = self._heights.measure(self.renderer.document.root)
+            height = self._heights.measure(self._renderer.document.root)
             if memo is not None:
                 memo.put(key, height)
+        elif renders is not None:  # the second card on this content: from the third on, no render
+            renders.keep(key, self._renderer.document, height, list(self.render_sink))
         self.content_height = height
         return True
 
@@ -564,14 +601,14 @@ class Card:
         step.actions.extend(actions)
         step.diagnostics = diags + step.diagnostics + list(self.render_sink)
         self.render_sink = DiagnosticSink()
-        self.renderer.sink = self.render_sink
+        self._renderer.sink = self.render_sink
         if self.vm is not None:
             step.console.extend(self.vm.console())
         return step
 
     def _commit(self, step: Step) -> None:
         """Keep the data as the last good JSON, unless it has grown over the size limit."""
-        text = dump_data(self.renderer.data)
+        text = dump_data(self.data)
         if not self._too_big(step, _utf8_size(text), "its data"):
             self.data_json = text
 

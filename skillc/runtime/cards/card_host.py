@@ -54,6 +54,7 @@ from skillc.runtime.cards.card_models import (
 from skillc.runtime.cards.card_store import CardRecord, CardStore, Lru, StoredCard
 from skillc.runtime.cards.card_timers import RealClock, TimerClock, TimerSetup, VirtualClock
 from skillc.runtime.cards.component_host import CardBinding
+from skillc.runtime.cards.first_renders import FirstRenders
 from skillc.runtime.cards.timer_driver import TimerDriver
 from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome, ApprovalRequest, AtomicApiResult
 from skillc.runtime.sandbox.engine import BackgroundLoop
@@ -122,11 +123,14 @@ class CardHost:
         self._host_loop = BackgroundLoop()
         self._live: Lru[str, _Live] = Lru(max_cards, self._evict)
         self._evicting: set[Future[Any]] = set()  # the detaching of evicted cards, still running
+        self._mounting = 0  # mounts under way: each will add a card to the LRU
         # One rebuild at a time per card: two taps on a card this instance has not seen share it.
         self._rebuilding: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._compiled: dict[str, tuple[CompiledComponent | None, list[Diagnostic]]] = {}
         # Cards mounted on the same data lay out once (the layout costs as much as the render).
         self._first_heights = FirstHeights()
+        # ... and from the third card on the same data, render once (first_renders.py).
+        self._first_renders = FirstRenders()
         self._code = SkillCode.of(self.package, components=True)
         manifest = self.package.manifest
         self._declared = frozenset(a.name for a in manifest.apis) if manifest else frozenset()
@@ -215,7 +219,14 @@ class CardHost:
         card_id = self._new_id()
         self._skill_ids.add(ctx.scope)
         setup = self._setup(card_id, path, api_name, compiled, ctx, viewport or self.viewport)
-        executor = self._pick_thread()
+        # At the bound, the least recently used card makes room now and is detached inside this
+        # mount's job, on its own thread, which the new card takes over: eviction then costs no
+        # hand-off of its own to a card thread (a wake-up, and a second thread contending for the
+        # interpreter, per call once the bound is reached).
+        victim = self._live.make_room(self._mounting + 1)
+        if victim is not None:
+            self._driver.cancel(victim[0])
+        executor = victim[1].executor if victim is not None else self._pick_thread()
         record = CardRecord(
             card_id=card_id,
             seq=0,  # numbered on the card thread when it is stored: no extra thread hop per call
@@ -224,7 +235,17 @@ class CardHost:
             context=ctx,
             expired_text=setup.expired_text,
         )
-        card, step, view = await self._run(executor, self._mount_job, setup, record, result, args)
+        self._mounting += 1
+        try:
+            card, step, view = await self._run(
+                executor, self._mount_job, setup, record, result, args, victim[1] if victim is not None else None
+            )
+        except BaseException:
+            if victim is not None:  # the job may never have started: detach it after it (closing twice is a no-op)
+                self._evict(*victim)
+            raise
+        finally:
+            self._mounting -= 1
         out.diagnostics += step.diagnostics
         out.console += step.console
         if step.failure is not None or view is None:
@@ -356,7 +377,7 @@ class CardHost:
         live, diags = await self._obtain(card_id)
         if live is None:
             return EventOutcome(card_id=card_id, diagnostics=diags)
-        current = live.card.renderer.viewport
+        current = live.card.viewport
         update: dict[str, Any] = {}
         if color_scheme in ("light", "dark"):
             update["color_scheme"] = color_scheme
@@ -413,6 +434,25 @@ class CardHost:
     # -- jobs (run on the card's thread) ---------------------------------------------------------
 
     def _mount_job(
+        self,
+        setup: CardSetup,
+        record: CardRecord,
+        result: AtomicApiResult,
+        args: dict[str, Any],
+        evicted: _Live | None = None,
+    ) -> tuple[Card, Step, CardView | None]:
+        """``evicted``: the card this one takes the place of (and the thread of), detached after the
+        mount as an eviction detaches it (its data is already persisted)."""
+        try:
+            return self._mount(setup, record, result, args)
+        finally:
+            if evicted is not None:
+                try:
+                    evicted.card.close()
+                except Exception:  # never the new card's failure: a submitted detach would be dropped too
+                    log.exception("card %s could not be detached on eviction", evicted.card.card_id)
+
+    def _mount(
         self, setup: CardSetup, record: CardRecord, result: AtomicApiResult, args: dict[str, Any]
     ) -> tuple[Card, Step, CardView | None]:
         card = Card(setup)
@@ -743,6 +783,7 @@ class CardHost:
             expired_text=(comp.expired_text if comp and comp.expired_text else DEFAULT_EXPIRED_TEXT),
             timing=TimerSetup(self.clock, self._timer_order, self._new_stream(), self._hidden),
             first_heights=self._first_heights,
+            first_renders=self._first_renders,
         )
 
     def _compile(self, path: str) -> tuple[CompiledComponent | None, list[Diagnostic]]:

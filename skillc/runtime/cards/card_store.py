@@ -285,6 +285,13 @@ class Lru(Generic[K, V]):
     def pop(self, key: K) -> V | None:
         return self._items.pop(key, None)
 
+    def make_room(self, coming: int = 1) -> tuple[K, V] | None:
+        """The least recently used entry, taken out, when ``coming`` more entries would go past
+        the bound (the caller evicts it itself); None when they fit."""
+        if not self._items or len(self._items) + coming <= self.bound:
+            return None
+        return self._items.popitem(last=False)
+
     def values(self) -> list[V]:
         return list(self._items.values())
 

@@ -1,0 +1,59 @@
+"""First renders shared by the cards mounted on the same content.
+
+A first render is a function of the component, the viewport and the data the component gave (its
+JSON text), so every card mounted on the same content (every search for "latte") draws the same
+Render IR. Rendering it is most of a mount's Python work; a card whose content has been drawn
+before takes the kept document instead and builds its renderer's own state (the instance tree
+that later setData patches diff against) only when something first needs it: a tap, a timer, a
+restyle. Most cards are never touched, so most never build it.
+
+A document is kept on the second sighting of its content, so a stream of cards that all differ
+pays nothing but the lookup; the kept copy is private (every card's view clones it) and bounded
+in count and size. The card threads share one memo per card host.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from skillc.diagnostics import Diagnostic
+from skillc.ir.render import RenderDocument
+
+FirstRenderKey = tuple[str, Hashable, str]  # component path, viewport, the data as JSON text
+
+
+@dataclass(frozen=True)
+class FirstRender:
+    document: RenderDocument  # never changed: each card's view takes a clone
+    height: float
+    diagnostics: tuple[Diagnostic, ...]  # what the render reported, reported again by each card
+
+
+class FirstRenders:
+    """Bounded, oldest out first. ``max_nodes``: a bigger document is not kept (its memory is
+    better spent on the live cards)."""
+
+    def __init__(self, bound: int = 64, max_nodes: int = 2000) -> None:
+        self.bound = max(bound, 1)
+        self.max_nodes = max_nodes
+        self._renders: dict[FirstRenderKey, FirstRender] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: FirstRenderKey) -> FirstRender | None:
+        return self._renders.get(key)
+
+    def keep(self, key: FirstRenderKey, document: RenderDocument, height: float, diagnostics: list[Diagnostic]) -> None:
+        """Keep a private copy of ``document`` (the card that drew it goes on changing its own)."""
+        if next(itertools.islice(document.root.walk(), self.max_nodes, None), None) is not None:
+            return
+        render = FirstRender(document.clone(), height, tuple(diagnostics))
+        with self._lock:
+            self._renders[key] = render
+            while len(self._renders) > self.bound:
+                del self._renders[next(iter(self._renders))]
+
+    def __len__(self) -> int:
+        return len(self._renders)

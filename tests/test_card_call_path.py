@@ -1,0 +1,70 @@
+"""The mount's shortcuts: cards on the same content share one first render, and the card a mount
+evicts is detached inside that mount's job, on the thread the new card takes over."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillc.ir.diff import patches_to_plain
+from skillc.ir.render import RenderNode, to_plain
+
+from .test_component_vm import SKILL, Harness
+
+
+def _alpha(root: RenderNode) -> str:
+    return str(next(n.id for n in root.walk() if n.events and n.events["tap"].dataset.get("id") == "a"))
+
+
+def test_cards_on_the_same_content_render_once_and_each_keeps_its_own_state(tmp_path: Path) -> None:
+    h = Harness(SKILL, tmp_path / "state")
+    try:
+        outcomes = [h.call("showTapper") for _ in range(4)]
+        cards = [o.card for o in outcomes]
+        assert all(c is not None for c in cards)
+        first, second, third, fourth = cards
+        assert first is not None and second is not None and third is not None and fourth is not None
+        drawn = to_plain(first.document)
+        # Every card shows the same document, height and findings as the one that rendered it.
+        assert all(to_plain(c.document) == drawn for c in (second, third, fourth))
+        assert len({c.content_height for c in (first, second, third, fourth)}) == 1
+        assert all([d.code for d in o.diagnostics] == [d.code for d in outcomes[0].diagnostics] for o in outcomes)
+        # The third card took the second's render: no renderer state until something needs it.
+        live, drew = h.host._live.peek(third.card_id), h.host._live.peek(first.card_id)
+        assert live is not None and drew is not None
+        assert live.card._unrendered is not None and drew.card._unrendered is None
+
+        # A tap on the card that took the kept render patches it as a tap on the first one does.
+        node = _alpha(third.document.root)
+        tapped = h.run(h.host.event(third.card_id, node))
+        reference = h.run(h.host.event(first.card_id, node))
+        assert tapped.handled == reference.handled == ["onPick"]
+        assert patches_to_plain(tapped.patches) == patches_to_plain(reference.patches) != []
+        # The second card drew the kept copy; its tap changes its own document, not the copy.
+        h.run(h.host.event(second.card_id, node))
+        fifth = h.call("showTapper").card
+        assert fifth is not None and to_plain(fifth.document) == drawn
+        untouched = h.run(h.host.card(fourth.card_id))
+        assert untouched is not None and to_plain(untouched.document) == drawn and untouched.data["picked"] == ""
+    finally:
+        h.close()
+
+
+def test_an_evicted_card_is_detached_by_the_mount_that_takes_its_place(tmp_path: Path) -> None:
+    h = Harness(SKILL, tmp_path / "state", max_cards=1, threads=2)
+    try:
+        first = h.call("showTapper").card
+        assert first is not None
+        evicted = h.host._live.peek(first.card_id)
+        assert evicted is not None
+        second = h.call("showGoodCard").card
+        assert second is not None
+        taking = h.host._live.peek(second.card_id)
+        # The new card runs on the evicted card's thread, and the eviction needed no job of its own:
+        # the evicted card is detached by the time the call answers.
+        assert taking is not None and taking.executor is evicted.executor
+        assert evicted.card.dead and not h.host._evicting
+        assert h.host._live.peek(first.card_id) is None
+        view = h.run(h.host.card(first.card_id))  # rebuilt from its persisted data, as before
+        assert view is not None and view.data["label"] == first.data["label"]
+    finally:
+        h.close()
