@@ -10,7 +10,7 @@ from __future__ import annotations
 from lark import Token
 
 from skillc.diagnostics import DiagnosticSink
-from skillc.frontend.wxml.nodes import Attribute, Element, Loc, Node, Part, RawMustache, Text
+from skillc.frontend.wxml.nodes import Attribute, Comment, Element, Loc, Node, Part, RawMustache, Text
 from skillc.frontend.wxml.text import (
     _CLOSE_TAG,
     _FAST_ATTR,
@@ -78,36 +78,26 @@ class _Builder:
             self.children.append(Text(tuple(self.parts), self.text_start.to(self.text_end)))
             self.parts = []
 
-    def text_token(self, tok: Token) -> None:
-        start = tok.start_pos
-        assert start is not None and tok.end_pos is not None
-        if tok.end_pos <= self.floor:
+    # -- one-token items, as the parser's driver hands them over: the token's text, its start and
+    # end offsets in the text, and the line and column of its start
+
+    def text_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        if end <= self.floor:
             return
-        value = str(tok)
-        line: int = tok.line  # type: ignore[assignment]
-        column: int = tok.column  # type: ignore[assignment]
+        end_line, end_column = _rel(value, line, column, len(value))
         if start < self.floor:
             cut = self.floor - start
             line, column = _rel(value, line, column, cut)
             value = value[cut:]
-        self.text_run(value, Loc(line, column, tok.end_line, tok.end_column))  # type: ignore[arg-type]
+        self.text_run(value, Loc(line, column, end_line, end_column))
 
-    def text_run(self, value: str, loc: Loc) -> None:
-        if "{{" not in value:
-            self.add_part(decode_entities(value), loc)
-            return
-        for part in _split(value, _MUSTACHE_IN_TEXT, loc.line, loc.column):
-            self.add_part(part, loc)
-
-    def fast_tag(self, tok: Token) -> None:
+    def fast_tag_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
         """An open tag the lexer matched whole: split out its name and attributes."""
-        self.open_tag(str(tok).rstrip(), tok.line, tok.column)  # type: ignore[arg-type]
+        self.open_tag(value.rstrip(), line, column)
 
-    def leaf(self, tok: Token) -> None:
+    def leaf_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
         """An element with only text inside, matched whole: the open tag, the text, the close tag."""
-        value = str(tok).rstrip()
-        line: int = tok.line  # type: ignore[assignment]
-        column: int = tok.column  # type: ignore[assignment]
+        value = value.rstrip()
         opened = _FAST_OPEN.match(value)
         assert opened is not None
         open_end = opened.end()
@@ -119,6 +109,45 @@ class _Builder:
         if text and not text.isspace():
             self.text_run(text, _rel_loc(value, line, column, open_end, close_start))
         self.close_tags(value[close_start:], *_rel(value, line, column, close_start))
+
+    def close_tag_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        self.close_tags(value.rstrip(), line, column)
+
+    def comment_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        self.flush()
+        self.children.append(Comment(value[4:-3], _rel_loc(value, line, column, 0, len(value))))
+
+    def unclosed_comment_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        self.emit(
+            "WXML006",
+            "comment is never closed: everything after '<!--' is part of it",
+            Loc(line, column, line, column + 4),
+            hint="end the comment with -->",
+        )
+        self.flush()
+        self.children.append(Comment(value[4:], _rel_loc(value, line, column, 0, len(value))))
+
+    def open_mustache_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        loc = _rel_loc(value, line, column, 0, len(value))
+        self.unterminated_mustache(loc)
+        self.add_part("{{", loc)
+
+    def stray_lt_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        loc = _rel_loc(value, line, column, 0, len(value))
+        self.emit(
+            "WXML008",
+            "'<' in text does not start a tag",
+            loc,
+            hint="write &lt; for a literal '<' (a tag name must follow '<' directly)",
+        )
+        self.add_part("<", loc)
+
+    def text_run(self, value: str, loc: Loc) -> None:
+        if "{{" not in value:
+            self.add_part(decode_entities(value), loc)
+            return
+        for part in _split(value, _MUSTACHE_IN_TEXT, loc.line, loc.column):
+            self.add_part(part, loc)
 
     def close_tags(self, value: str, line: int, column: int) -> None:
         """One close tag or a run of them, trailing whitespace stripped."""
@@ -249,7 +278,7 @@ class _Builder:
                 parts.append(RawMustache(str(tok)[2:-2], _tok_loc(tok)))
                 continue
             if kind == "OPEN_MUSTACHE":
-                self.unterminated_mustache(tok)
+                self.unterminated_mustache(_tok_loc(tok))
             value = decode_entities(str(tok))
             if parts and isinstance(parts[-1], str):
                 parts[-1] += value
@@ -257,10 +286,10 @@ class _Builder:
                 parts.append(value)
         return tuple(parts)
 
-    def unterminated_mustache(self, tok: Token) -> None:
+    def unterminated_mustache(self, loc: Loc) -> None:
         self.emit(
             "WXML007",
             "'{{' is not closed by '}}' (or a string inside it is not closed)",
-            _tok_loc(tok),
+            loc,
             hint="close the expression with }}; inside an attribute the value's own quote also ends it",
         )

@@ -7,15 +7,19 @@ the expression parser reads them later, during lowering. Nothing here parses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from skillc.diagnostics import Span
 
 __all__ = ["Attribute", "Comment", "Document", "Element", "Loc", "Node", "Part", "RawMustache", "Text", "Wxs"]
 
 
-@dataclass(frozen=True, slots=True)
-class Loc:
-    """A source range as lark reports it: 1-based line and column, exclusive end."""
+class Loc(NamedTuple):
+    """A source range as lark reports it: 1-based line and column, exclusive end.
+
+    A named tuple, not a frozen dataclass: the parser builds several per element, and a
+    tuple is built several times faster (immutable and compared field by field all the same).
+    """
 
     line: int
     column: int
