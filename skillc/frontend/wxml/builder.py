@@ -7,10 +7,12 @@ would; nothing recurses on deep input, and elements deeper than ``MAX_DEPTH`` ar
 
 from __future__ import annotations
 
+import re
+
 from lark import Token
 
 from skillc.diagnostics import DiagnosticSink
-from skillc.frontend.wxml.nodes import Attribute, Comment, Element, Loc, Node, Part, RawMustache, Text
+from skillc.frontend.wxml.nodes import Attribute, Comment, Element, Loc, Node, Part, RawMustache, Text, Wxs
 from skillc.frontend.wxml.text import (
     _CLOSE_TAG,
     _FAST_ATTR,
@@ -19,6 +21,7 @@ from skillc.frontend.wxml.text import (
     _MUSTACHE_IN_SQ,
     _MUSTACHE_IN_TEXT,
     _TAG_NAME_END,
+    _WXS_ATTR,
     _rel,
     _rel_loc,
     _split,
@@ -142,6 +145,38 @@ class _Builder:
         )
         self.add_part("<", loc)
 
+    def whole_wxs(self, m: re.Match[str], line: int, column: int) -> None:
+        """A ``<wxs>`` element matched whole by _WXS_WHOLE, built as the piecewise rule builds it."""
+        value = m.group()
+        base = m.start()  # the match's offsets are the text's; below they are the value's
+        if m.group("empty") is not None:
+            # <wxs .../>: the attributes end where "/>" starts, which ends the element
+            open_end = m.start("empty") - base
+            close = open_close = _rel_loc(value, line, column, open_end, open_end + 2)
+            content = ""
+        else:
+            # <wxs ...>body</wxs>: the ">" before the body (or before the close tag)
+            close_at = m.end("body") - base if m.group("body") is not None else value.rindex("<")
+            content = m.group("body") or ""
+            open_end = close_at - len(content) - 1
+            open_close = _rel_loc(value, line, column, open_end, open_end + 1)
+            close = _rel_loc(value, line, column, close_at, len(value))
+        attrs: list[Attribute] = []
+        for a in _WXS_ATTR.finditer(value, 4, open_end):
+            name_loc = _rel_loc(value, line, column, *a.span(1))
+            quoted = a.group(2)
+            if quoted is None:
+                attrs.append(Attribute(a.group(1), name_loc))
+                continue
+            raw = quoted[1:-1]
+            value_loc = _rel_loc(value, line, column, *a.span(2))
+            attrs.append(Attribute(a.group(1), name_loc, (decode_entities(raw),) if raw else (), value_loc, raw))
+        start = Loc(line, column, line, column + 4)  # "<wxs"
+        self.flush()
+        self.children.append(
+            Wxs(attrs, content, start.to(close), start.to(open_close), Loc(line, column + 1, line, column + 4))
+        )
+
     def text_run(self, value: str, loc: Loc) -> None:
         if "{{" not in value:
             self.add_part(decode_entities(value), loc)
@@ -162,20 +197,24 @@ class _Builder:
         end = name_end.start() if name_end is not None else len(value) - 1
         self_closing = value.endswith("/>")
         attrs: list[Attribute] = []
+        # Most tags are on one line: a position there is the column plus the offset.
+        one_line = "\n" not in value
         for m in _FAST_ATTR.finditer(value, end, len(value) - (2 if self_closing else 1)):
             n0, n1 = m.span(1)
-            attr = Attribute(m.group(1), _rel_loc(value, line, column, n0, n1))
+            name_loc = Loc(line, column + n0, line, column + n1) if one_line else _rel_loc(value, line, column, n0, n1)
             quoted = m.group(2)
-            if quoted is not None:
-                attr.value_loc = value_loc = _rel_loc(value, line, column, *m.span(2))
-                raw = quoted[1:-1]
-                attr.raw = raw
-                if "{{" in raw:
-                    pattern = _MUSTACHE_IN_DQ if quoted[0] == '"' else _MUSTACHE_IN_SQ
-                    attr.value = tuple(_split(raw, pattern, value_loc.line, value_loc.column + 1))
-                else:
-                    attr.value = (decode_entities(raw),) if raw else ()
-            attrs.append(attr)
+            if quoted is None:
+                attrs.append(Attribute(m.group(1), name_loc))
+                continue
+            q0, q1 = m.span(2)
+            value_loc = Loc(line, column + q0, line, column + q1) if one_line else _rel_loc(value, line, column, q0, q1)
+            raw = quoted[1:-1]
+            if "{{" in raw:
+                pattern = _MUSTACHE_IN_DQ if quoted[0] == '"' else _MUSTACHE_IN_SQ
+                parts: tuple[Part, ...] = tuple(_split(raw, pattern, value_loc.line, value_loc.column + 1))
+            else:
+                parts = (decode_entities(raw),) if raw else ()
+            attrs.append(Attribute(m.group(1), name_loc, parts, value_loc, raw))
         open_loc = _rel_loc(value, line, column, 0, len(value))
         self.add_element(value[1:end], attrs, open_loc, Loc(line, column + 1, line, column + end), self_closing)
 

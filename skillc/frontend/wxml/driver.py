@@ -29,6 +29,7 @@ from lark.utils import TextSlice
 
 from skillc.frontend.wxml.builder import _Builder
 from skillc.frontend.wxml.recovery import _recover
+from skillc.frontend.wxml.text import _WXS_WHOLE
 
 __all__: list[str] = []
 
@@ -107,6 +108,10 @@ class _Driver:
             item = items.get(kind)
             if item is not None:
                 item(b, value, pos, m.end(), line, pos - line_start + 1)
+            elif kind == "WXS_OPEN" and (whole := _WXS_WHOLE.match(text, pos)) is not None:
+                b.whole_wxs(whole, line, pos - line_start + 1)
+                m = whole
+                value = whole.group()
             elif kind not in ignore:
                 resume, line, line_start, failed = self.tag(b, pos, line, line_start)
                 if not failed:
