@@ -414,17 +414,18 @@ def parse_expression(
     (calls, unary ``+``, array spread, member access on literals) are reported and the tree
     is still returned, so later stages can keep going.
     """
+    key = (source, object_form, attribute)
+    parsed = _MEMO.get(key)
+    if parsed is not None:
+        return parsed.at_place(file, line, column, sink)
     if not object_form:
         simple = _member_chain(source, line, column)
         if simple is not None:
+            _remember(key, _Parsed(simple, line, column, ()))
             return simple
     if "\n" in source or "\r" in source:
         return _parse(source, file, line, column, sink, object_form, attribute)[0]
-    key = (source, object_form, attribute)
-    parsed = _MEMO.get(key)
-    if parsed is None:
-        return _parse_first(key, file, line, column, sink)
-    return parsed.at_place(file, line, column, sink)
+    return _parse_first(key, file, line, column, sink)
 
 
 def _parse(
@@ -497,10 +498,14 @@ def _parse_first(key: tuple[str, bool, bool], file: str, line: int, column: int,
             span = d.span
             assert span is not None and span.line == span.end_line == line  # one line: a column range
             kept.append((d.code, d.message, span.column - column, span.end_column - column, d.hint, d.severity))
-        if len(_MEMO) >= _MEMO_LIMIT:
-            _MEMO.clear()
-        _MEMO[key] = _Parsed(tree, line, column, tuple(kept))
+        _remember(key, _Parsed(tree, line, column, tuple(kept)))
     return tree
+
+
+def _remember(key: tuple[str, bool, bool], parsed: _Parsed) -> None:
+    if len(_MEMO) >= _MEMO_LIMIT:
+        _MEMO.clear()
+    _MEMO[key] = parsed
 
 
 # A name or a chain of names (`title`, `item.price`) is most of the mustaches of a real template.

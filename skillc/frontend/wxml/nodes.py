@@ -27,16 +27,28 @@ class Loc(NamedTuple):
     end_column: int
 
     def span(self) -> Span:
-        end_column = self.end_column
-        if self.end_line == self.line and end_column <= self.column:
-            end_column = self.column + 1
-        return Span.trusted(self.line, self.column, self.end_line, end_column)
+        found = _SPANS.get(self)
+        if found is None:
+            end_column = self.end_column
+            if self.end_line == self.line and end_column <= self.column:
+                end_column = self.column + 1
+            found = Span.trusted(self.line, self.column, self.end_line, end_column)
+            if len(_SPANS) >= _SPANS_LIMIT:
+                _SPANS.clear()
+            _SPANS[self] = found
+        return found
 
     def to(self, other: Loc) -> Loc:
         return Loc(self.line, self.column, other.end_line, other.end_column)
 
     def to_json(self) -> str:
         return f"{self.line}:{self.column}-{self.end_line}:{self.end_column}"
+
+
+# Lowering asks for the span of one place several times (an element, its wx:if branch, a
+# template body lowered once per call): equal places share one immutable Span.
+_SPANS: dict[Loc, Span] = {}
+_SPANS_LIMIT = 4096
 
 
 @dataclass(frozen=True, slots=True)

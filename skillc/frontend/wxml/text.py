@@ -34,11 +34,12 @@ def decode_entities(text: str) -> str:
 
 
 # The same patterns as the grammar's, to split what one token holds.
+# (Runs of plain characters are possessive, ++, as in the grammar: the same matches, faster.)
 _MUSTACHE_IN_TEXT = re.compile(
-    r"""\{\{(?:[^{}"']|\{(?!\{)|\}(?!\})|"(?:[^"\\]|\\[\s\S])*"|'(?:[^'\\]|\\[\s\S])*')*\}\}"""
+    r"""\{\{(?:[^{}"']++|\{(?!\{)|\}(?!\})|"(?:[^"\\]++|\\[\s\S])*"|'(?:[^'\\]++|\\[\s\S])*')*\}\}"""
 )
-_MUSTACHE_IN_DQ = re.compile(r"""\{\{(?:[^{}"']|\{(?!\{)|\}(?!\})|'(?:[^'"\\]|\\[^"])*')*\}\}""")
-_MUSTACHE_IN_SQ = re.compile(r"""\{\{(?:[^{}"']|\{(?!\{)|\}(?!\})|"(?:[^"'\\]|\\[^'])*")*\}\}""")
+_MUSTACHE_IN_DQ = re.compile(r"""\{\{(?:[^{}"']++|\{(?!\{)|\}(?!\})|'(?:[^'"\\]++|\\[^"])*')*\}\}""")
+_MUSTACHE_IN_SQ = re.compile(r"""\{\{(?:[^{}"']++|\{(?!\{)|\}(?!\})|"(?:[^"'\\]++|\\[^'])*")*\}\}""")
 # Inside a FAST_TAG token the lexer has checked the syntax: a quoted value cannot hold its quote.
 _FAST_ATTR = re.compile(r"""([A-Za-z_:@][\w\-.:@]*)(?:\s*=\s*("[^"]*"|'[^']*'))?""")
 _TAG_NAME_END = re.compile(r"[\s/>]")
