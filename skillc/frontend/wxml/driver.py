@@ -129,7 +129,7 @@ class _Driver:
                         b.loc_at(resume, resume + 1),
                     )
                     break
-                b.floor = resume
+                # (No floor: the driver never reads before ``resume`` again, as lark would.)
                 pos = resume
                 line = text.count("\n", 0, resume) + 1
                 line_start = text.rfind("\n", 0, resume) + 1

@@ -1,9 +1,11 @@
-"""The lark parser of WXML (grammar in wxml.lark) and ``parse_wxml``, which drives it.
+"""The lark parser of WXML (grammar in wxml.lark) and ``parse_wxml``, which runs it.
 
-Lark runs with an inline transformer (no parse tree is built), which is what makes a 1 MB
-template parse in about a second: its callbacks hand each reduction to the builder in
-source order. Malformed input never raises: after a lark error the parser restarts past the
-defect, at most ``MAX_RESTARTS`` times, and returns the tree it could build.
+``parse_wxml`` runs the driver (driver.py): one-token items go straight to the builder, tags
+read piecewise through lark's LALR parser, whose inline transformer (no parse tree is built)
+hands each reduction to the builder in source order. Malformed input never raises: after a
+lark error the parser restarts past the defect, at most ``MAX_RESTARTS`` times, and returns
+the tree it could build. Lark alone over the whole text (``_parse(..., driven=False)``) is the
+driver's reference: tests compare the two.
 """
 
 from __future__ import annotations
