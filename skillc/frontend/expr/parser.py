@@ -117,6 +117,7 @@ class _Parser(_Lexer):
             )
 
     def _depth(self, tok_start: int, tok_end: int, *children: int) -> int:
+        # (Inlined in _binary, which calls this only to report.)
         d = 1 + max(children)
         if d > MAX_DEPTH:
             raise self._fail(
@@ -160,11 +161,18 @@ class _Parser(_Lexer):
             _HINT_SETDATA,
         )
 
+    # The hot paths below (_conditional, _binary, _postfix) spell out _peek, _enter, _depth and
+    # _sp: each is a call per operand otherwise, and expressions are a large share of a template.
+
     def _conditional(self) -> tuple[Expr, int]:
-        start_tok = self._peek()
-        self._enter(start_tok)
+        start_tok = self._toks[self._i]
+        self._nesting += 1
+        if self._nesting > MAX_NESTING:
+            self._nesting -= 1
+            self._enter(start_tok)  # reports and raises
         test, d = self._binary(1)
-        if self._is_op("?"):
+        tok = self._toks[self._i]
+        if tok.kind == _OP and tok.text == "?":
             self._next()
             cons, dc = self._conditional()
             self._expect(":", "':' of the conditional")
@@ -178,10 +186,11 @@ class _Parser(_Lexer):
         return self._toks[self._i - 1].end if self._i else 0
 
     def _binary(self, min_prec: int) -> tuple[Expr, int]:
-        start = self._peek().start
+        toks = self._toks
+        start = toks[self._i].start
         left, d = self._unary()
         while True:
-            tok = self._peek()
+            tok = toks[self._i]
             if tok.kind != _OP:
                 if tok.kind == _NAME and tok.text in _JS_INFIX_WORDS:
                     raise self._js_word(tok)
@@ -191,10 +200,12 @@ class _Parser(_Lexer):
                 if tok.text in _JS_ONLY_OPS:
                     raise self._unexpected(tok)
                 return left, d
-            self._next()
+            self._i += 1
             right, dr = self._binary(prec + 1)
-            d = self._depth(tok.start, tok.end, d, dr)
-            span = self._sp(start, self._prev_end())
+            d = (d if d > dr else dr) + 1
+            if d > MAX_DEPTH:
+                self._depth(tok.start, tok.end, d - 1)  # reports and raises
+            span = self._loc.span(start, toks[self._i - 1].end)
             if tok.text in ("&&", "||"):
                 left = nodes.Logical(span, tok.text, left, right)
             else:
@@ -235,13 +246,20 @@ class _Parser(_Lexer):
         return self._postfix()
 
     def _postfix(self) -> tuple[Expr, int]:
-        tok = self._peek()
-        expr, d = self._primary()
-        # wcc allows member access and calls on names, member chains, calls and array
-        # literals only; `'ab'.length`, `(a).b` and `{a: 1}.a` are compile errors there.
-        chainable = not (tok.kind in (_NUM, _STR, _KW) or (tok.kind == _OP and tok.text in ("(", "{")))
+        toks = self._toks
+        tok = toks[self._i]
+        if tok.kind == _NAME:  # _primary's commonest case
+            self._i += 1
+            expr: Expr = nodes.Ident(self._loc.span(tok.start, tok.end), tok.text)
+            d = 1
+            chainable = True
+        else:
+            expr, d = self._primary()
+            # wcc allows member access and calls on names, member chains, calls and array
+            # literals only; `'ab'.length`, `(a).b` and `{a: 1}.a` are compile errors there.
+            chainable = not (tok.kind in (_NUM, _STR, _KW) or (tok.kind == _OP and tok.text in ("(", "{")))
         while True:
-            nxt = self._peek()
+            nxt = toks[self._i]
             if nxt.kind != _OP or nxt.text not in (".", "[", "("):
                 return expr, d
             if not chainable:
