@@ -9,9 +9,11 @@ expression lark would use, and hands each to the builder directly. An item of se
 (a tag lark reads piecewise: ``<wxs>``, or an open tag the one-token pattern refuses) is fed
 to lark's LALR parser from its first token until the tag is complete, with lark's own lexers,
 tables, callbacks and errors; after an error the recovery works exactly as after a whole-file
-parse, and the driver goes on where it says. Nothing about the grammar is written here: which
-terminals are one-token items, and which builder method each reduces to, is read from the
-parse table, so a grammar without some shortcut is driven the same way.
+parse, and the driver goes on where it says. Which terminals are one-token items, and which
+builder method each reduces to, is read from the parse table, so a grammar without some
+shortcut is driven the same way. One piecewise tag is read whole here: ``<wxs>``, which most
+component libraries open every template with; only a well-formed one (text._WXS_WHOLE, built
+from the grammar's own terminals), and anything else it starts goes to lark as before.
 """
 
 from __future__ import annotations
