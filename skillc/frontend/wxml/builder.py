@@ -21,10 +21,10 @@ from skillc.frontend.wxml.text import (
     _MUSTACHE_IN_SQ,
     _MUSTACHE_IN_TEXT,
     _TAG_NAME_END,
-    _WXS_ATTR,
     _rel,
     _rel_loc,
     _split,
+    _wxs_patterns,
     decode_entities,
 )
 
@@ -162,7 +162,7 @@ class _Builder:
             open_close = _rel_loc(value, line, column, open_end, open_end + 1)
             close = _rel_loc(value, line, column, close_at, len(value))
         attrs: list[Attribute] = []
-        for a in _WXS_ATTR.finditer(value, 4, open_end):
+        for a in _wxs_patterns()[1].finditer(value, 4, open_end):
             name_loc = _rel_loc(value, line, column, *a.span(1))
             quoted = a.group(2)
             if quoted is None:

@@ -31,7 +31,7 @@ from lark.utils import TextSlice
 
 from skillc.frontend.wxml.builder import _Builder
 from skillc.frontend.wxml.recovery import _recover
-from skillc.frontend.wxml.text import _WXS_WHOLE
+from skillc.frontend.wxml.text import _wxs_patterns
 
 __all__: list[str] = []
 
@@ -69,6 +69,7 @@ class _Driver:
         if len(scanner._mres) != 1 or content.callback:
             raise Unsupported("the content scanner is not one regular expression without callbacks")
         self.match = scanner._mres[0].match
+        self.whole_wxs = _wxs_patterns()[0].match
         self.ignore: frozenset[str] = content.ignore_types
         # The states where an item is complete: the end of input (like any next item) reduces it.
         self.complete = {
@@ -110,7 +111,7 @@ class _Driver:
             item = items.get(kind)
             if item is not None:
                 item(b, value, pos, m.end(), line, pos - line_start + 1)
-            elif kind == "WXS_OPEN" and (whole := _WXS_WHOLE.match(text, pos)) is not None:
+            elif kind == "WXS_OPEN" and (whole := self.whole_wxs(text, pos)) is not None:
                 b.whole_wxs(whole, line, pos - line_start + 1)
                 m = whole
                 value = whole.group()

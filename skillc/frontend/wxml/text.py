@@ -7,6 +7,7 @@ the token into line and column.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from skillc.frontend.wxml.nodes import Loc, Part, RawMustache
@@ -52,11 +53,18 @@ _CLOSE_TAG = re.compile(r"<\/\s*([A-Za-z_][\w\-:.]*)\s*>")
 # and an attribute after whitespace only. The body is WXS_BODY's: the shortest run of at least
 # one character before a close tag, else none.
 _WS = r"[ \t\r\n\f]"
-_WXS_ATTR = re.compile(rf"""([A-Za-z_:@][\w\-.:@]*)(?:{_WS}*={_WS}*("[^"{{]*"|'[^'{{]*'))?""")
-_WXS_WHOLE = re.compile(
-    rf"""<wxs(?![\w\-:])(?:{_WS}+{_WXS_ATTR.pattern})*{_WS}*"""
+_WXS_ATTR = rf"""([A-Za-z_:@][\w\-.:@]*)(?:{_WS}*={_WS}*("[^"{{]*"|'[^'{{]*'))?"""
+_WXS_WHOLE = (
+    rf"""<wxs(?![\w\-:])(?:{_WS}+{_WXS_ATTR})*{_WS}*"""
     r"""(?:(?P<empty>/>)|>(?P<body>[\s\S]+?(?=<\/wxs\s*>))?<\/wxs\s*>)"""
 )
+
+
+@functools.cache
+def _wxs_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The whole <wxs> element and one of its attributes, compiled when first parsing (not at
+    import: start-up pays for every regular expression compiled then)."""
+    return re.compile(_WXS_WHOLE), re.compile(_WXS_ATTR)
 
 
 def _rel(value: str, line: int, column: int, offset: int) -> tuple[int, int]:
