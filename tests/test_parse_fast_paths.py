@@ -8,6 +8,7 @@ from one regex match; the token-by-token parser must give the same nodes and spa
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,44 @@ def test_shortcut_tokens_build_the_reference_tree_on_every_fixture(
     for path in files:
         fast, slow = _both(path.read_text(encoding="utf-8"), reference_parser)
         assert fast == slow, path
+
+
+def _plain_grammar() -> str:
+    """wxml.lark with its possessive runs and atomic loops written plain: each run of a class
+    one character at a time, every loop free to backtrack. The language must not change."""
+    grammar = wxml_parser._GRAMMAR.read_text(encoding="utf-8")
+    assert "]++" in grammar and ")*+" in grammar, "the grammar's possessive forms changed shape"
+    return grammar.replace("]++", "]").replace("*+", "*").replace(r"\s++", r"\s+")
+
+
+@pytest.fixture(scope="module")
+def plain_parser() -> tuple[Lark, wxml_parser._Callbacks]:
+    callbacks = wxml_parser._Callbacks()
+    lark = Lark(_plain_grammar(), parser="lalr", lexer="contextual", transformer=callbacks, maybe_placeholders=False)
+    return lark, callbacks
+
+
+def test_possessive_runs_parse_as_the_plain_grammar(plain_parser: tuple[Lark, wxml_parser._Callbacks]) -> None:
+    texts = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.wxml"))]
+    texts += list(CASES.values())
+    # Values and mustaches where a run meets what may end it: quotes, braces, escapes.
+    texts += [
+        "<view a=\"{{ '}}' }}\" b='{{ \"x\" }}'>{{ 'a\\'b' }} {x} {{ {a: {b: 1}} }}</view>",
+        '<text c="x{y}{{z}}w">{{ "}}" }}</text><view d=\'{{"a\\"b"}}\'/>',
+        '<view a="{{ b " c>{{ d </view>',
+        "<a x='1' y = \"2\"  z\n w='{{ q }}'  >t</a>  <b/>",
+    ]
+    rng = random.Random(5)
+    alphabet = [*"<>/=\"'{}\\ \n\tax", "{{", "}}", "<view ", "</view>"]
+    for text in list(texts):
+        for _ in range(20):
+            chars = list(text[:400])
+            for _ in range(rng.randint(1, 4)):
+                chars.insert(rng.randrange(len(chars) + 1), rng.choice(alphabet))
+            texts.append("".join(chars))
+    for text in texts:
+        fast, plain = _both(text, plain_parser)
+        assert fast == plain, text
 
 
 def _full_parse(source: str, line: int, column: int) -> tuple[Expr | None, list[str]]:

@@ -48,7 +48,7 @@ class _Locator:
     def span(self, start: int, end: int) -> Span:
         if self._index is None:
             col = self._column + start
-            return _span(self._line, col, self._line, col + max(end - start, 1))
+            return _span(self._line, col, self._line, col + (end - start if end > start else 1))
         line, col = self.pos(start)
         end_line, end_col = self.pos(max(end, start + 1))
         return _span(line, col, end_line, end_col)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from skillc.diagnostics import DiagnosticSink, Span
+from skillc.diagnostics import DiagnosticSink, Severity, Span
 from skillc.frontend.expr import nodes
 from skillc.frontend.expr.lexer import _END, _KEYWORDS, _KW, _NAME, _NUM, _OP, _STR, _Abort, _Lexer, _Locator, _Tok
 from skillc.frontend.expr.nodes import Expr
+from skillc.frontend.expr.relocate import moved
 
 __all__ = ["MAX_DEPTH", "MAX_NESTING", "parse_expression"]
 
@@ -59,12 +60,13 @@ _UNARY: Final = frozenset({"!", "-", "~", "+"})
 
 
 class _Parser(_Lexer):
-    __slots__ = ("_i", "_nesting")
+    __slots__ = ("_i", "_nesting", "depth")
 
     def __init__(self, src: str, file: str, loc: _Locator, sink: DiagnosticSink, attribute: bool = False) -> None:
         super().__init__(src, file, loc, sink, attribute)
         self._nesting = 0
         self._i = 0
+        self.depth = 0  # of the finished tree, set by parse_root
 
     # -- grammar -------------------------------------------------------------------------
 
@@ -115,6 +117,7 @@ class _Parser(_Lexer):
             )
 
     def _depth(self, tok_start: int, tok_end: int, *children: int) -> int:
+        # (Inlined in _binary, which calls this only to report.)
         d = 1 + max(children)
         if d > MAX_DEPTH:
             raise self._fail(
@@ -132,9 +135,9 @@ class _Parser(_Lexer):
             self._report("EXPR015", "empty {{ }} renders as empty text", 0, max(len(self._src), 1))
             return nodes.Literal(self._sp(0, max(len(self._src), 1)), "")
         if object_form:
-            expr, _ = self._object_body(None)
+            expr, self.depth = self._object_body(None)
         else:
-            expr, _ = self._conditional()
+            expr, self.depth = self._conditional()
         tok = self._peek()
         if tok.kind != _END:
             if tok.kind == _OP and tok.text == ",":
@@ -158,11 +161,18 @@ class _Parser(_Lexer):
             _HINT_SETDATA,
         )
 
+    # The hot paths below (_conditional, _binary, _postfix) spell out _peek, _enter, _depth and
+    # _sp: each is a call per operand otherwise, and expressions are a large share of a template.
+
     def _conditional(self) -> tuple[Expr, int]:
-        start_tok = self._peek()
-        self._enter(start_tok)
+        start_tok = self._toks[self._i]
+        self._nesting += 1
+        if self._nesting > MAX_NESTING:
+            self._nesting -= 1
+            self._enter(start_tok)  # reports and raises
         test, d = self._binary(1)
-        if self._is_op("?"):
+        tok = self._toks[self._i]
+        if tok.kind == _OP and tok.text == "?":
             self._next()
             cons, dc = self._conditional()
             self._expect(":", "':' of the conditional")
@@ -176,10 +186,11 @@ class _Parser(_Lexer):
         return self._toks[self._i - 1].end if self._i else 0
 
     def _binary(self, min_prec: int) -> tuple[Expr, int]:
-        start = self._peek().start
+        toks = self._toks
+        start = toks[self._i].start
         left, d = self._unary()
         while True:
-            tok = self._peek()
+            tok = toks[self._i]
             if tok.kind != _OP:
                 if tok.kind == _NAME and tok.text in _JS_INFIX_WORDS:
                     raise self._js_word(tok)
@@ -189,10 +200,12 @@ class _Parser(_Lexer):
                 if tok.text in _JS_ONLY_OPS:
                     raise self._unexpected(tok)
                 return left, d
-            self._next()
+            self._i += 1
             right, dr = self._binary(prec + 1)
-            d = self._depth(tok.start, tok.end, d, dr)
-            span = self._sp(start, self._prev_end())
+            d = (d if d > dr else dr) + 1
+            if d > MAX_DEPTH:
+                self._depth(tok.start, tok.end, d - 1)  # reports and raises
+            span = self._loc.span(start, toks[self._i - 1].end)
             if tok.text in ("&&", "||"):
                 left = nodes.Logical(span, tok.text, left, right)
             else:
@@ -233,13 +246,20 @@ class _Parser(_Lexer):
         return self._postfix()
 
     def _postfix(self) -> tuple[Expr, int]:
-        tok = self._peek()
-        expr, d = self._primary()
-        # wcc allows member access and calls on names, member chains, calls and array
-        # literals only; `'ab'.length`, `(a).b` and `{a: 1}.a` are compile errors there.
-        chainable = not (tok.kind in (_NUM, _STR, _KW) or (tok.kind == _OP and tok.text in ("(", "{")))
+        toks = self._toks
+        tok = toks[self._i]
+        if tok.kind == _NAME:  # _primary's commonest case
+            self._i += 1
+            expr: Expr = nodes.Ident(self._loc.span(tok.start, tok.end), tok.text)
+            d = 1
+            chainable = True
+        else:
+            expr, d = self._primary()
+            # wcc allows member access and calls on names, member chains, calls and array
+            # literals only; `'ab'.length`, `(a).b` and `{a: 1}.a` are compile errors there.
+            chainable = not (tok.kind in (_NUM, _STR, _KW) or (tok.kind == _OP and tok.text in ("(", "{")))
         while True:
-            nxt = self._peek()
+            nxt = toks[self._i]
             if nxt.kind != _OP or nxt.text not in (".", "[", "("):
                 return expr, d
             if not chainable:
@@ -412,16 +432,98 @@ def parse_expression(
     (calls, unary ``+``, array spread, member access on literals) are reported and the tree
     is still returned, so later stages can keep going.
     """
+    key = (source, object_form, attribute)
+    parsed = _MEMO.get(key)
+    if parsed is not None:
+        return parsed.at_place(file, line, column, sink)
     if not object_form:
         simple = _member_chain(source, line, column)
         if simple is not None:
+            _remember(key, _Parsed(simple, line, column, ()))
             return simple
+    if "\n" in source or "\r" in source:
+        return _parse(source, file, line, column, sink, object_form, attribute)[0]
+    return _parse_first(key, file, line, column, sink)
+
+
+def _parse(
+    source: str, file: str, line: int, column: int, sink: DiagnosticSink, object_form: bool, attribute: bool
+) -> tuple[Expr | None, int]:
+    """The tree (None after a syntax error) and its depth."""
     parser = _Parser(source, file, _Locator(source, line, column), sink, attribute)
     try:
         parser.tokenize()
-        return parser.parse_root(object_form)
+        return parser.parse_root(object_form), parser.depth
     except _Abort:
-        return None
+        return None, 0
+
+
+# -- one parse per distinct source ---------------------------------------------------------------
+#
+# A one-line source parses to the same tree and the same reports wherever it stands, up to a
+# column shift. It is parsed where it is first met; elsewhere that tree is moved (relocate.py)
+# and its reports are emitted again at the new place, in the same order, so the sink receives
+# exactly what a parse there would have emitted. Nothing of a file is kept: the file name is
+# given at each emission, and messages name no position.
+
+# code, message, start and end as offsets from the source's first column, hint, severity
+_Report = tuple[str, str, int, int, str | None, Severity]
+
+
+class _Parsed:
+    __slots__ = ("at", "column", "line", "reports", "tree")
+
+    def __init__(self, tree: Expr | None, line: int, column: int, reports: tuple[_Report, ...]) -> None:
+        self.tree = tree  # None when a syntax error stopped the parse
+        self.line = line  # where ``tree`` stands
+        self.column = column
+        self.reports = reports
+        # A few more places, each moved once: a template's body is lowered once per call.
+        self.at: dict[tuple[int, int], Expr] = {}
+
+    def at_place(self, file: str, line: int, column: int, sink: DiagnosticSink) -> Expr | None:
+        for code, message, start, end, hint, severity in self.reports:
+            span = Span.trusted(line, column + start, line, column + end)
+            sink.emit(code, message, file=file, span=span, hint=hint, severity=severity)
+        tree = self.tree
+        if tree is None or (line == self.line and column == self.column):
+            return tree
+        place = (line, column)
+        found = self.at.get(place)
+        if found is None:
+            found = moved(tree, line, column - self.column)
+            if len(self.at) < _PLACES:
+                self.at[place] = found
+        return found
+
+
+# Distinct sources kept; the memo starts over when full (a skill has a few thousand at most).
+_MEMO_LIMIT: Final = 4096
+_MEMO: dict[tuple[str, bool, bool], _Parsed] = {}
+_PLACES: Final = 4
+# Deeper trees are parsed at each place: moving one recurses once per level.
+_MOVE_DEPTH: Final = 64
+
+
+def _parse_first(key: tuple[str, bool, bool], file: str, line: int, column: int, sink: DiagnosticSink) -> Expr | None:
+    source, object_form, attribute = key
+    reports = DiagnosticSink()
+    tree, depth = _parse(source, file, line, column, reports, object_form, attribute)
+    sink.extend(reports)
+    if depth <= _MOVE_DEPTH:
+        kept: list[_Report] = []
+        for d in reports:
+            span = d.span
+            assert span is not None and span.line == span.end_line == line  # one line: a column range
+            kept.append((d.code, d.message, span.column - column, span.end_column - column, d.hint, d.severity))
+        _remember(key, _Parsed(tree, line, column, tuple(kept)))
+    return tree
+
+
+def _remember(key: tuple[str, bool, bool], parsed: _Parsed) -> None:
+    if len(_MEMO) >= _MEMO_LIMIT:
+        _MEMO.clear()
+    _MEMO[key] = parsed
 
 
 # A name or a chain of names (`title`, `item.price`) is most of the mustaches of a real template.

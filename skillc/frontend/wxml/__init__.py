@@ -3,15 +3,17 @@
 The lark grammar (wxml.lark) is flat: tags, attributes, text, comments. This package matches
 open and close tags with a stack, so a mismatched close tag is reported with the place of the
 open tag and the tree recovers like an HTML parser would; nothing recurses on deep input.
-Lark runs with an inline transformer (no parse tree is built), which is what makes a 1 MB
-template parse in about a second.
+Almost every item is one token, which the driver matches with lark's own scanner and hands to
+the builder without lark's parse loop; a tag read piecewise goes through lark's LALR parser,
+with an inline transformer (no parse tree is built).
 
 Malformed input never raises: it becomes a diagnostic, and the parser goes on (restarting
 the LALR parser after the defect when it must) and returns the tree it could build.
 
 By module, each importing only those before it: ``nodes`` (the tree), ``text`` (entities and
 mustaches inside a token), ``builder`` (the element stack), ``recovery`` (after a syntax
-error), ``parser`` (the lark parser and ``parse_wxml``) and ``json_view``.
+error), ``driver`` (running the parser over a text), ``parser`` (the lark parser and
+``parse_wxml``) and ``json_view``.
 """
 
 from __future__ import annotations

@@ -7,10 +7,12 @@ would; nothing recurses on deep input, and elements deeper than ``MAX_DEPTH`` ar
 
 from __future__ import annotations
 
+import re
+
 from lark import Token
 
 from skillc.diagnostics import DiagnosticSink
-from skillc.frontend.wxml.nodes import Attribute, Element, Loc, Node, Part, RawMustache, Text
+from skillc.frontend.wxml.nodes import Attribute, Comment, Element, Loc, Node, Part, RawMustache, Text, Wxs
 from skillc.frontend.wxml.text import (
     _CLOSE_TAG,
     _FAST_ATTR,
@@ -22,6 +24,7 @@ from skillc.frontend.wxml.text import (
     _rel,
     _rel_loc,
     _split,
+    _wxs_patterns,
     decode_entities,
 )
 
@@ -78,36 +81,26 @@ class _Builder:
             self.children.append(Text(tuple(self.parts), self.text_start.to(self.text_end)))
             self.parts = []
 
-    def text_token(self, tok: Token) -> None:
-        start = tok.start_pos
-        assert start is not None and tok.end_pos is not None
-        if tok.end_pos <= self.floor:
+    # -- one-token items, as the parser's driver hands them over: the token's text, its start and
+    # end offsets in the text, and the line and column of its start
+
+    def text_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        if end <= self.floor:
             return
-        value = str(tok)
-        line: int = tok.line  # type: ignore[assignment]
-        column: int = tok.column  # type: ignore[assignment]
+        end_line, end_column = _rel(value, line, column, len(value))
         if start < self.floor:
             cut = self.floor - start
             line, column = _rel(value, line, column, cut)
             value = value[cut:]
-        self.text_run(value, Loc(line, column, tok.end_line, tok.end_column))  # type: ignore[arg-type]
+        self.text_run(value, Loc(line, column, end_line, end_column))
 
-    def text_run(self, value: str, loc: Loc) -> None:
-        if "{{" not in value:
-            self.add_part(decode_entities(value), loc)
-            return
-        for part in _split(value, _MUSTACHE_IN_TEXT, loc.line, loc.column):
-            self.add_part(part, loc)
-
-    def fast_tag(self, tok: Token) -> None:
+    def fast_tag_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
         """An open tag the lexer matched whole: split out its name and attributes."""
-        self.open_tag(str(tok).rstrip(), tok.line, tok.column)  # type: ignore[arg-type]
+        self.open_tag(value.rstrip(), line, column)
 
-    def leaf(self, tok: Token) -> None:
+    def leaf_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
         """An element with only text inside, matched whole: the open tag, the text, the close tag."""
-        value = str(tok).rstrip()
-        line: int = tok.line  # type: ignore[assignment]
-        column: int = tok.column  # type: ignore[assignment]
+        value = value.rstrip()
         opened = _FAST_OPEN.match(value)
         assert opened is not None
         open_end = opened.end()
@@ -119,6 +112,77 @@ class _Builder:
         if text and not text.isspace():
             self.text_run(text, _rel_loc(value, line, column, open_end, close_start))
         self.close_tags(value[close_start:], *_rel(value, line, column, close_start))
+
+    def close_tag_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        self.close_tags(value.rstrip(), line, column)
+
+    def comment_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        self.flush()
+        self.children.append(Comment(value[4:-3], _rel_loc(value, line, column, 0, len(value))))
+
+    def unclosed_comment_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        self.emit(
+            "WXML006",
+            "comment is never closed: everything after '<!--' is part of it",
+            Loc(line, column, line, column + 4),
+            hint="end the comment with -->",
+        )
+        self.flush()
+        self.children.append(Comment(value[4:], _rel_loc(value, line, column, 0, len(value))))
+
+    def open_mustache_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        loc = _rel_loc(value, line, column, 0, len(value))
+        self.unterminated_mustache(loc)
+        self.add_part("{{", loc)
+
+    def stray_lt_item(self, value: str, start: int, end: int, line: int, column: int) -> None:
+        loc = _rel_loc(value, line, column, 0, len(value))
+        self.emit(
+            "WXML008",
+            "'<' in text does not start a tag",
+            loc,
+            hint="write &lt; for a literal '<' (a tag name must follow '<' directly)",
+        )
+        self.add_part("<", loc)
+
+    def whole_wxs(self, m: re.Match[str], line: int, column: int) -> None:
+        """A ``<wxs>`` element matched whole by _WXS_WHOLE, built as the piecewise rule builds it."""
+        value = m.group()
+        base = m.start()  # the match's offsets are the text's; below they are the value's
+        if m.group("empty") is not None:
+            # <wxs .../>: the attributes end where "/>" starts, which ends the element
+            open_end = m.start("empty") - base
+            close = open_close = _rel_loc(value, line, column, open_end, open_end + 2)
+            content = ""
+        else:
+            # <wxs ...>body</wxs>: the ">" before the body (or before the close tag)
+            close_at = m.end("body") - base if m.group("body") is not None else value.rindex("<")
+            content = m.group("body") or ""
+            open_end = close_at - len(content) - 1
+            open_close = _rel_loc(value, line, column, open_end, open_end + 1)
+            close = _rel_loc(value, line, column, close_at, len(value))
+        attrs: list[Attribute] = []
+        for a in _wxs_patterns()[1].finditer(value, 4, open_end):
+            name_loc = _rel_loc(value, line, column, *a.span(1))
+            quoted = a.group(2)
+            if quoted is None:
+                attrs.append(Attribute(a.group(1), name_loc))
+                continue
+            raw = quoted[1:-1]
+            value_loc = _rel_loc(value, line, column, *a.span(2))
+            attrs.append(Attribute(a.group(1), name_loc, (decode_entities(raw),) if raw else (), value_loc, raw))
+        start = Loc(line, column, line, column + 4)  # "<wxs"
+        self.flush()
+        self.children.append(
+            Wxs(attrs, content, start.to(close), start.to(open_close), Loc(line, column + 1, line, column + 4))
+        )
+
+    def text_run(self, value: str, loc: Loc) -> None:
+        if "{{" not in value:
+            self.add_part(decode_entities(value), loc)
+            return
+        for part in _split(value, _MUSTACHE_IN_TEXT, loc.line, loc.column):
+            self.add_part(part, loc)
 
     def close_tags(self, value: str, line: int, column: int) -> None:
         """One close tag or a run of them, trailing whitespace stripped."""
@@ -133,20 +197,24 @@ class _Builder:
         end = name_end.start() if name_end is not None else len(value) - 1
         self_closing = value.endswith("/>")
         attrs: list[Attribute] = []
+        # Most tags are on one line: a position there is the column plus the offset.
+        one_line = "\n" not in value
         for m in _FAST_ATTR.finditer(value, end, len(value) - (2 if self_closing else 1)):
             n0, n1 = m.span(1)
-            attr = Attribute(m.group(1), _rel_loc(value, line, column, n0, n1))
+            name_loc = Loc(line, column + n0, line, column + n1) if one_line else _rel_loc(value, line, column, n0, n1)
             quoted = m.group(2)
-            if quoted is not None:
-                attr.value_loc = value_loc = _rel_loc(value, line, column, *m.span(2))
-                raw = quoted[1:-1]
-                attr.raw = raw
-                if "{{" in raw:
-                    pattern = _MUSTACHE_IN_DQ if quoted[0] == '"' else _MUSTACHE_IN_SQ
-                    attr.value = tuple(_split(raw, pattern, value_loc.line, value_loc.column + 1))
-                else:
-                    attr.value = (decode_entities(raw),) if raw else ()
-            attrs.append(attr)
+            if quoted is None:
+                attrs.append(Attribute(m.group(1), name_loc))
+                continue
+            q0, q1 = m.span(2)
+            value_loc = Loc(line, column + q0, line, column + q1) if one_line else _rel_loc(value, line, column, q0, q1)
+            raw = quoted[1:-1]
+            if "{{" in raw:
+                pattern = _MUSTACHE_IN_DQ if quoted[0] == '"' else _MUSTACHE_IN_SQ
+                parts: tuple[Part, ...] = tuple(_split(raw, pattern, value_loc.line, value_loc.column + 1))
+            else:
+                parts = (decode_entities(raw),) if raw else ()
+            attrs.append(Attribute(m.group(1), name_loc, parts, value_loc, raw))
         open_loc = _rel_loc(value, line, column, 0, len(value))
         self.add_element(value[1:end], attrs, open_loc, Loc(line, column + 1, line, column + end), self_closing)
 
@@ -249,7 +317,7 @@ class _Builder:
                 parts.append(RawMustache(str(tok)[2:-2], _tok_loc(tok)))
                 continue
             if kind == "OPEN_MUSTACHE":
-                self.unterminated_mustache(tok)
+                self.unterminated_mustache(_tok_loc(tok))
             value = decode_entities(str(tok))
             if parts and isinstance(parts[-1], str):
                 parts[-1] += value
@@ -257,10 +325,10 @@ class _Builder:
                 parts.append(value)
         return tuple(parts)
 
-    def unterminated_mustache(self, tok: Token) -> None:
+    def unterminated_mustache(self, loc: Loc) -> None:
         self.emit(
             "WXML007",
             "'{{' is not closed by '}}' (or a string inside it is not closed)",
-            _tok_loc(tok),
+            loc,
             hint="close the expression with }}; inside an attribute the value's own quote also ends it",
         )

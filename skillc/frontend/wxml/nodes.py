@@ -7,15 +7,19 @@ the expression parser reads them later, during lowering. Nothing here parses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from skillc.diagnostics import Span
 
 __all__ = ["Attribute", "Comment", "Document", "Element", "Loc", "Node", "Part", "RawMustache", "Text", "Wxs"]
 
 
-@dataclass(frozen=True, slots=True)
-class Loc:
-    """A source range as lark reports it: 1-based line and column, exclusive end."""
+class Loc(NamedTuple):
+    """A source range as lark reports it: 1-based line and column, exclusive end.
+
+    A named tuple, not a frozen dataclass: the parser builds several per element, and a
+    tuple is built several times faster (immutable and compared field by field all the same).
+    """
 
     line: int
     column: int
@@ -23,16 +27,28 @@ class Loc:
     end_column: int
 
     def span(self) -> Span:
-        end_column = self.end_column
-        if self.end_line == self.line and end_column <= self.column:
-            end_column = self.column + 1
-        return Span.trusted(self.line, self.column, self.end_line, end_column)
+        found = _SPANS.get(self)
+        if found is None:
+            end_column = self.end_column
+            if self.end_line == self.line and end_column <= self.column:
+                end_column = self.column + 1
+            found = Span.trusted(self.line, self.column, self.end_line, end_column)
+            if len(_SPANS) >= _SPANS_LIMIT:
+                _SPANS.clear()
+            _SPANS[self] = found
+        return found
 
     def to(self, other: Loc) -> Loc:
         return Loc(self.line, self.column, other.end_line, other.end_column)
 
     def to_json(self) -> str:
         return f"{self.line}:{self.column}-{self.end_line}:{self.end_column}"
+
+
+# Lowering asks for the span of one place several times (an element, its wx:if branch, a
+# template body lowered once per call): equal places share one immutable Span.
+_SPANS: dict[Loc, Span] = {}
+_SPANS_LIMIT = 4096
 
 
 @dataclass(frozen=True, slots=True)

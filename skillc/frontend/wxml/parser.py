@@ -1,14 +1,17 @@
-"""The lark parser of WXML (grammar in wxml.lark) and ``parse_wxml``, which drives it.
+"""The lark parser of WXML (grammar in wxml.lark) and ``parse_wxml``, which runs it.
 
-Lark runs with an inline transformer (no parse tree is built), which is what makes a 1 MB
-template parse in about a second: its callbacks hand each reduction to the builder in
-source order. Malformed input never raises: after a lark error the parser restarts past the
-defect, at most ``MAX_RESTARTS`` times, and returns the tree it could build.
+``parse_wxml`` runs the driver (driver.py): one-token items go straight to the builder, tags
+read piecewise through lark's LALR parser, whose inline transformer (no parse tree is built)
+hands each reduction to the builder in source order. Malformed input never raises: after a
+lark error the parser restarts past the defect, at most ``MAX_RESTARTS`` times, and returns
+the tree it could build. Lark alone over the whole text (``_parse(..., driven=False)``) is the
+driver's reference: tests compare the two.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,8 @@ from lark.exceptions import UnexpectedInput
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.wxml.builder import _Builder, _tok_loc
-from skillc.frontend.wxml.nodes import Attribute, Comment, Document, Loc, Part, Wxs
+from skillc.frontend.wxml.driver import _Driver, driver_for
+from skillc.frontend.wxml.nodes import Attribute, Document, Loc, Part, Wxs
 from skillc.frontend.wxml.recovery import _blank, _recover
 
 __all__ = ["MAX_RESTARTS", "parse_wxml"]
@@ -43,53 +47,35 @@ class _Callbacks(Transformer[Token, None]):
     def items(self, _children: list[Any]) -> None:
         return None
 
+    # One-token items: the builder's *_item methods, which the driver calls without lark.
+    def _one_token(self, method: Callable[[_Builder, str, int, int, int, int], None], tok: Token) -> None:
+        assert tok.start_pos is not None and tok.end_pos is not None
+        method(self._builder(), str(tok), tok.start_pos, tok.end_pos, tok.line, tok.column)  # type: ignore[arg-type]
+
     def text(self, children: list[Token]) -> None:
-        self._builder().text_token(children[0])
+        self._one_token(_Builder.text_item, children[0])
 
     def open_mustache(self, children: list[Token]) -> None:
-        b = self._builder()
-        b.unterminated_mustache(children[0])
-        b.add_part("{{", _tok_loc(children[0]))
+        self._one_token(_Builder.open_mustache_item, children[0])
 
     def stray_lt(self, children: list[Token]) -> None:
-        b = self._builder()
-        loc = _tok_loc(children[0])
-        b.emit(
-            "WXML008",
-            "'<' in text does not start a tag",
-            loc,
-            hint="write &lt; for a literal '<' (a tag name must follow '<' directly)",
-        )
-        b.add_part("<", loc)
+        self._one_token(_Builder.stray_lt_item, children[0])
 
     def leaf(self, children: list[Token]) -> None:
-        self._builder().leaf(children[0])
+        self._one_token(_Builder.leaf_item, children[0])
 
     def close_tag(self, children: list[Token]) -> None:
-        tok = children[0]
-        self._builder().close_tags(str(tok).rstrip(), tok.line, tok.column)  # type: ignore[arg-type]
+        self._one_token(_Builder.close_tag_item, children[0])
 
     def comment(self, children: list[Token]) -> None:
-        b = self._builder()
-        b.flush()
-        b.children.append(Comment(str(children[0])[4:-3], _tok_loc(children[0])))
+        self._one_token(_Builder.comment_item, children[0])
 
     def unclosed_comment(self, children: list[Token]) -> None:
-        b = self._builder()
-        tok = children[0]
-        loc = _tok_loc(tok)
-        b.emit(
-            "WXML006",
-            "comment is never closed: everything after '<!--' is part of it",
-            Loc(loc.line, loc.column, loc.line, loc.column + 4),
-            hint="end the comment with -->",
-        )
-        b.flush()
-        b.children.append(Comment(str(tok)[4:], loc))
+        self._one_token(_Builder.unclosed_comment_item, children[0])
 
     def tag(self, children: list[Any]) -> None:
         if len(children) == 1:
-            self._builder().fast_tag(children[0])
+            self._one_token(_Builder.fast_tag_item, children[0])
             return
         end: Token = children[-1]
         self._builder().open_element(children[0], children[1:-1], _tok_loc(end), end.type == "SLASHGT")
@@ -156,34 +142,59 @@ def _parser() -> tuple[Lark, _Callbacks]:
     return cached
 
 
+def _driver(lark: Lark) -> _Driver | None:
+    """The driver of the thread's parser, read from its tables once."""
+    cached: tuple[Lark, _Driver | None] | None = getattr(_local, "driver", None)
+    if cached is None or cached[0] is not lark:
+        cached = (lark, driver_for(lark))
+        _local.driver = cached
+    return cached[1]
+
+
 def parse_wxml(text: str, *, file: str, sink: DiagnosticSink) -> Document:
     """Parse WXML. Never raises on bad input: defects go to ``sink``, the tree is returned."""
+    return _parse(text, file, sink, driven=True)
+
+
+def _parse(text: str, file: str, sink: DiagnosticSink, *, driven: bool) -> Document:
+    """``driven``: through the driver (driver.py); else lark parses the whole text, as the
+    driver's reference (tests compare the two)."""
     lark, callbacks = _parser()
     builder = _Builder(text, file, sink)
     previous = callbacks.b
     callbacks.b = builder
     try:
-        source = text
-        restarts = 0
-        while True:
-            try:
-                lark.parse(source)
-                break
-            except UnexpectedInput as err:
-                resume = _recover(err, builder)
-            if resume >= len(text):
-                break
-            restarts += 1
-            if restarts > MAX_RESTARTS:
-                builder.emit(
-                    "WXML013",
-                    f"more than {MAX_RESTARTS} syntax errors; the rest of the file is not checked",
-                    builder.loc_at(resume, resume + 1),
-                )
-                break
-            builder.floor = resume
-            source = _blank(text, resume)
+        driver = _driver(lark) if driven else None
+        left = driver.run(builder, MAX_RESTARTS) if driver is not None else (0, 0)
+        if left is not None:
+            _parse_rest(lark, builder, *left)
         builder.finish()
     finally:
         callbacks.b = previous
     return Document(file, builder.root)
+
+
+def _parse_rest(lark: Lark, builder: _Builder, start: int, restarts: int) -> None:
+    """Lark alone, from ``start`` to the end of the text, restarting after each syntax error."""
+    text = builder.text
+    if start:
+        builder.floor = start
+    source = _blank(text, start) if start else text
+    while True:
+        try:
+            lark.parse(source)
+            return
+        except UnexpectedInput as err:
+            resume = _recover(err, builder)
+        if resume >= len(text):
+            return
+        restarts += 1
+        if restarts > MAX_RESTARTS:
+            builder.emit(
+                "WXML013",
+                f"more than {MAX_RESTARTS} syntax errors; the rest of the file is not checked",
+                builder.loc_at(resume, resume + 1),
+            )
+            return
+        builder.floor = resume
+        source = _blank(text, resume)

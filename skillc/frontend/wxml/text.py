@@ -7,6 +7,7 @@ the token into line and column.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from skillc.frontend.wxml.nodes import Loc, Part, RawMustache
@@ -34,17 +35,36 @@ def decode_entities(text: str) -> str:
 
 
 # The same patterns as the grammar's, to split what one token holds.
+# (Runs of plain characters are possessive, ++, as in the grammar: the same matches, faster.)
 _MUSTACHE_IN_TEXT = re.compile(
-    r"""\{\{(?:[^{}"']|\{(?!\{)|\}(?!\})|"(?:[^"\\]|\\[\s\S])*"|'(?:[^'\\]|\\[\s\S])*')*\}\}"""
+    r"""\{\{(?:[^{}"']++|\{(?!\{)|\}(?!\})|"(?:[^"\\]++|\\[\s\S])*"|'(?:[^'\\]++|\\[\s\S])*')*\}\}"""
 )
-_MUSTACHE_IN_DQ = re.compile(r"""\{\{(?:[^{}"']|\{(?!\{)|\}(?!\})|'(?:[^'"\\]|\\[^"])*')*\}\}""")
-_MUSTACHE_IN_SQ = re.compile(r"""\{\{(?:[^{}"']|\{(?!\{)|\}(?!\})|"(?:[^"'\\]|\\[^'])*")*\}\}""")
+_MUSTACHE_IN_DQ = re.compile(r"""\{\{(?:[^{}"']++|\{(?!\{)|\}(?!\})|'(?:[^'"\\]++|\\[^"])*')*\}\}""")
+_MUSTACHE_IN_SQ = re.compile(r"""\{\{(?:[^{}"']++|\{(?!\{)|\}(?!\})|"(?:[^"'\\]++|\\[^'])*")*\}\}""")
 # Inside a FAST_TAG token the lexer has checked the syntax: a quoted value cannot hold its quote.
 _FAST_ATTR = re.compile(r"""([A-Za-z_:@][\w\-.:@]*)(?:\s*=\s*("[^"]*"|'[^']*'))?""")
 _TAG_NAME_END = re.compile(r"[\s/>]")
 # The open tag at the start of a LEAF token, and each close tag of a LEAF or CLOSE_TAG token.
 _FAST_OPEN = re.compile(r"""<[A-Za-z_][\w\-:.]*(?:\s+[A-Za-z_:@][\w\-.:@]*(?:\s*=\s*(?:"[^"]*"|'[^']*'))?)*\s*>""")
 _CLOSE_TAG = re.compile(r"<\/\s*([A-Za-z_][\w\-:.]*)\s*>")
+# A whole <wxs> element the piecewise rule would read without a defect, and nothing it reads
+# otherwise: the grammar's own terminals (WXS_OPEN, ATTR_NAME, EQ, DQ/SQ with text but no '{',
+# GT, SLASHGT, WXS_BODY, WXS_CLOSE) with lark's ignored whitespace (WS, not \s) between them,
+# and an attribute after whitespace only. The body is WXS_BODY's: the shortest run of at least
+# one character before a close tag, else none.
+_WS = r"[ \t\r\n\f]"
+_WXS_ATTR = rf"""([A-Za-z_:@][\w\-.:@]*)(?:{_WS}*={_WS}*("[^"{{]*"|'[^'{{]*'))?"""
+_WXS_WHOLE = (
+    rf"""<wxs(?![\w\-:])(?:{_WS}+{_WXS_ATTR})*{_WS}*"""
+    r"""(?:(?P<empty>/>)|>(?P<body>[\s\S]+?(?=<\/wxs\s*>))?<\/wxs\s*>)"""
+)
+
+
+@functools.cache
+def _wxs_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The whole <wxs> element and one of its attributes, compiled when first parsing (not at
+    import: start-up pays for every regular expression compiled then)."""
+    return re.compile(_WXS_WHOLE), re.compile(_WXS_ATTR)
 
 
 def _rel(value: str, line: int, column: int, offset: int) -> tuple[int, int]:
@@ -59,6 +79,8 @@ def _rel(value: str, line: int, column: int, offset: int) -> tuple[int, int]:
 
 def _rel_loc(value: str, line: int, column: int, start: int, end: int) -> Loc:
     """The Loc of ``value[start:end]`` when ``value`` starts at ``line``, ``column``."""
+    if "\n" not in value:
+        return Loc(line, column + start, line, column + end)
     return Loc(*_rel(value, line, column, start), *_rel(value, line, column, end))
 
 
