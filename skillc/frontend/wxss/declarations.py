@@ -9,6 +9,7 @@ and kept with ``supported=False``. What WeChat's own validator refuses is an err
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 
 from skillc.diagnostics import Span
@@ -33,7 +34,7 @@ from skillc.frontend.wxss.card_rules import (
 )
 from skillc.frontend.wxss.grammar import check_value
 from skillc.frontend.wxss.nodes import Declaration
-from skillc.frontend.wxss.reader import _FileReader
+from skillc.frontend.wxss.reader import Found, Known, _FileReader
 from skillc.frontend.wxss.tokens import Token, _significant, _split
 from skillc.frontend.wxss.values import (
     LENGTH_UNITS,
@@ -132,8 +133,6 @@ class _DeclarationReader(_FileReader):
         ``sig`` are the significant tokens of the value, ``error`` whether an error token is among
         the others; a value ending in !important is searched again once that is cut off."""
         raw_name: str = name_tok.value
-        custom = raw_name.startswith("--")
-        name = raw_name if custom else raw_name.lower()
         important = False
         if (
             len(sig) >= 2
@@ -150,9 +149,41 @@ class _DeclarationReader(_FileReader):
             error = error and any(t.type == "error" for t in value_toks)
         else:
             end_tok = sig[-1] if sig else colon
-        span = self.src.tok_span(name_tok, end_tok)
+        src = self.src
+        span = src.tok_span(name_tok, end_tok)
         if error:
             return None  # a bad string or url, already reported
+        # A declaration reads the same wherever its text recurs (Vant and TDesign repeat theirs
+        # across components): read once per build, replayed with its spans moved.
+        start, end = src.tok_range(name_tok, end_tok)
+        text = src.text[start:end]
+        if self.pruned or _INEXACT.search(text) is not None:
+            return self._read(raw_name, name_tok, sig, important, span, font_face)
+        key = (font_face, text)
+        memo = self.p.declarations
+        known = memo.get(key)
+        if known is None:
+            found: list[Found] = []
+            self.recording = found
+            try:
+                decl = self._read(raw_name, name_tok, sig, important, span, font_face)
+            finally:
+                self.recording = None
+            memo[key] = Known(decl, tuple((c, m, s - start, e - start, h) for c, m, s, e, h in found))
+            return decl
+        for code, message, s, e, hint in known.found:
+            self.emit(code, message, src.span(start + s, start + e), hint)
+        decl = known.declaration
+        if decl is None:
+            return None
+        return Declaration(decl.name, decl.value, decl.important, span, decl.supported, decl.drawn)
+
+    def _read(
+        self, raw_name: str, name_tok: Token, sig: list[Token], important: bool, span: Span, font_face: bool
+    ) -> Declaration | None:
+        """Type and check one declaration's value (``sig``, !important cut off): what the memo keeps."""
+        custom = raw_name.startswith("--")
+        name = raw_name if custom else raw_name.lower()
         if not sig:
             self.emit("WXSS001", f"'{raw_name}' has no value", span, hint=f"{raw_name}: <value>;")
             return None
@@ -330,6 +361,12 @@ def _colon_after(tokens: Sequence[Token], i: int) -> int:
 
 
 _INSIGNIFICANT = frozenset({"whitespace", "comment", "error"})
+# Where a token's end is computed from its value rather than read (tokens.py _end_from): an
+# escape, a string or url (re-serialised), a unicode-range. There the computed end may fall
+# short of or past the token's text, so the text up to it would not say what the declaration
+# is: such declarations are read each time, never memoised (nor are those in a sheet whose
+# deep blocks were emptied, where the tokens no longer match the text).
+_INEXACT = re.compile(r"""[\\"']|[uU][rR][lL]\(|[uU]\+""")
 _NUMERIC = frozenset({"dimension", "number", "percentage"})
 
 

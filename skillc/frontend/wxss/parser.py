@@ -20,6 +20,7 @@ from skillc.frontend.modpaths import CodeRoot
 from skillc.frontend.wxss.declarations import _DeclarationReader
 from skillc.frontend.wxss.media import _MediaReader
 from skillc.frontend.wxss.nodes import Declaration, FontFace, Import, MediaQueryList, Rule, Stylesheet
+from skillc.frontend.wxss.reader import DeclarationMemo
 from skillc.frontend.wxss.selectors import _SelectorReader
 from skillc.frontend.wxss.tokens import _CLOSERS, MAX_NESTING, Token, _prune, _significant, _Source
 from skillc.frontend.wxss.values import Keyword, String
@@ -52,18 +53,49 @@ class _Parsed:
 class SheetCache:
     """Sheets parsed once per check or build: a sheet @imported by many (Vant's 70 components
     import ../common/index.wxss) is read once and its rules replayed, renumbered, for each.
-    Keyed by path and text, so a changed text is parsed again; only sheets that import nothing
-    are kept (what an @import yields depends on the importing chain: cycles, the root)."""
+    Keyed by text, so a changed text is parsed again; only sheets that import nothing are kept
+    (what an @import yields depends on the importing chain: cycles, the root). Such a sheet's
+    result depends on its text alone, apart from the file it names: a copy of it under another
+    path (WeUI ships weui.wxss twice) is replayed with its rules and diagnostics moved to that path.
+
+    ``declarations`` is the declaration memo the sheets of the build share (see
+    ``_DeclarationReader.declaration``): each declaration's result keyed by its source text, with
+    positions kept relative to it."""
 
     def __init__(self) -> None:
         self._parsed: dict[tuple[str, str], _Parsed] = {}
+        self._by_text: dict[str, tuple[str, _Parsed]] = {}  # text -> the first file parsed with it
         self.parses = 0  # sheets actually parsed (not replayed): what tests count
+        self.declarations: DeclarationMemo = {}
 
     def get(self, file: str, text: str) -> _Parsed | None:
-        return self._parsed.get((file, text))
+        parsed = self._parsed.get((file, text))
+        if parsed is not None:
+            return parsed
+        found = self._by_text.get(text)
+        if found is None:
+            return None
+        parsed = _moved(found[1], found[0], file)
+        self._parsed[(file, text)] = parsed
+        return parsed
 
     def put(self, file: str, text: str, parsed: _Parsed) -> None:
         self._parsed[(file, text)] = parsed
+        self._by_text.setdefault(text, (file, parsed))
+
+
+def _moved(parsed: _Parsed, old: str, file: str) -> _Parsed:
+    """A sheet's result as parsing its text under the path ``file`` gives it: only the file its
+    rules, @font-face rules and diagnostics name differs (its imports' would not, but a sheet
+    that imports is never cached)."""
+    return _Parsed(
+        tuple(
+            (Rule(r.selectors, r.declarations, r.media, r.order, r.span, file if r.file == old else r.file), own)
+            for r, own in parsed.rules
+        ),
+        tuple(FontFace(f.declarations, f.span, file if f.file == old else f.file) for f in parsed.font_faces),
+        tuple(d.model_copy(update={"file": file}) if d.file == old else d for d in parsed.diagnostics),
+    )
 
 
 class _Parser:
@@ -78,6 +110,8 @@ class _Parser:
         self.load = load
         self.root = root
         self.cache = cache
+        # A parse without a cache still shares the declarations its own files repeat.
+        self.declarations: DeclarationMemo = cache.declarations if cache is not None else {}
         self.import_rules = 0  # @import rules read so far (a sheet with none may be cached)
         self.rules: list[Rule] = []
         self.imports: list[Import] = []

@@ -51,6 +51,13 @@ class _Source:
     def offset(self, line: int, column: int) -> int:
         return self.starts[line - 1] + column - 1
 
+    def offset_at(self, line: int, column: int) -> int:
+        """The offset of a position a span of this source gives (origin applied): ``_loc`` undone."""
+        index = line - self.line0
+        if index == 0:
+            column -= self.col0 - 1
+        return self.starts[index] + column - 1
+
     def tok_start(self, tok: Token) -> int:
         return self.offset(tok.source_line, tok.source_column)
 
