@@ -22,12 +22,13 @@ from skillc.frontend.wxss.media import _MediaReader
 from skillc.frontend.wxss.nodes import Declaration, FontFace, Import, MediaQueryList, Rule, Stylesheet
 from skillc.frontend.wxss.reader import DeclarationMemo
 from skillc.frontend.wxss.selectors import _SelectorReader
-from skillc.frontend.wxss.tokens import _CLOSERS, MAX_NESTING, Token, _prune, _significant, _Source
+from skillc.frontend.wxss.tokens import _CLOSERS, MAX_NESTING, Token, _significant, _Source
 from skillc.frontend.wxss.values import Keyword, String
 from skillc.gcpause import collector_paused
 
 __all__ = ["SheetCache", "parse_style_attribute", "parse_wxss"]
 
+_ERROR_OR_BLOCK = frozenset({"error", *_CLOSERS})
 _ERROR_MESSAGES = {
     "bad-string": ("WXSS003", "string is not closed before the end of the line"),
     "eof-in-string": ("WXSS003", "string is not closed before the end of the file"),
@@ -136,8 +137,7 @@ class _Parser:
             src = _Source(_normalise(text), (1, 1))
             tokens = tinycss2.parse_component_value_list(src.text, skip_comments=True)
             f = _File(self, src, file)
-            f.report_nesting(tokens)
-            f.report_errors(tokens)
+            f.report_tree(tokens)
             f.report_unclosed(tokens)
             f.rule_list(tokens, media, top=True)
         finally:
@@ -185,9 +185,12 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
 
     # -- whole-file checks ----------------------------------------------------------------
 
-    def report_nesting(self, tokens: Sequence[Token]) -> None:
-        """Blocks nested deeper than MAX_NESTING are emptied before anything reads them."""
-        deep = _prune(tokens)
+    def report_tree(self, tokens: Sequence[Token]) -> None:
+        """One walk over the whole tree: blocks nested deeper than MAX_NESTING are emptied before
+        anything reads them (WXSS016, at the first such block), and the bad strings, bad urls and
+        stray closers tinycss2 left as error tokens are reported, in the order of the text."""
+        errors: list[Token] = []
+        deep = self._walk(tokens, 1, errors)
         if deep is not None:
             self.pruned = True
             start = self.src.tok_start(deep)
@@ -197,20 +200,33 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
                 "deeper blocks are dropped",
                 self.src.span(start, start + 1),
             )
+        for tok in errors:
+            code, message = _ERROR_MESSAGES.get(tok.kind, ("WXSS001", f"syntax error ({tok.kind})"))
+            start = end = self.src.tok_start(tok)
+            if tok.kind in ("bad-string", "eof-in-string"):  # the rest of the line is inside the string
+                end = self.src.text.find("\n", start)
+                end = len(self.src.text) if end < 0 else end
+            self.emit(code, message, self.src.span(start, max(end, start + 1)))
 
-    def report_errors(self, tokens: Sequence[Token]) -> None:
-        """tinycss2 leaves bad strings, bad urls and stray closers as error tokens in the tree."""
-        for tok in [t for t in tokens if t.type == "error" or t.type in _CLOSERS]:  # filtered: most tokens are neither
+    def _walk(self, tokens: Sequence[Token], level: int, errors: list[Token]) -> Token | None:
+        """Collect the error tokens of ``tokens`` and the blocks in it, depth first (the text's
+        order), emptying blocks below ``level`` MAX_NESTING; return the first block emptied."""
+        first: Token | None = None
+        for tok in [t for t in tokens if t.type in _ERROR_OR_BLOCK]:  # a comprehension filters faster than a loop
             kind = tok.type
             if kind == "error":
-                code, message = _ERROR_MESSAGES.get(tok.kind, ("WXSS001", f"syntax error ({tok.kind})"))
-                start = end = self.src.tok_start(tok)
-                if tok.kind in ("bad-string", "eof-in-string"):  # the rest of the line is inside the string
-                    end = self.src.text.find("\n", start)
-                    end = len(self.src.text) if end < 0 else end
-                self.emit(code, message, self.src.span(start, max(end, start + 1)))
-            elif kind in _CLOSERS:
-                self.report_errors(tok.arguments if kind == "function" else tok.content)
+                errors.append(tok)
+                continue
+            inner = tok.arguments if kind == "function" else tok.content
+            if level > MAX_NESTING:
+                if first is None:  # depth first in the text's order: the first met is the earliest
+                    first = tok
+                inner.clear()
+            else:
+                deep = self._walk(inner, level + 1, errors)
+                if first is None:
+                    first = deep
+        return first
 
     def report_unclosed(self, tokens: Sequence[Token]) -> None:
         """Blocks still open at the end of the file are closed silently by the tokenizer."""
@@ -458,6 +474,5 @@ def parse_style_attribute(
     src = _Source(_normalise(text), origin)
     tokens = tinycss2.parse_component_value_list(src.text, skip_comments=True)
     f = _File(parser, src, file)
-    f.report_nesting(tokens)
-    f.report_errors(tokens)
+    f.report_tree(tokens)
     return f.declaration_list(tokens, font_face=False)

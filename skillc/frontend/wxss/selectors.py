@@ -34,7 +34,7 @@ class _SelectorReader(_FileReader):
                     self.emit("WXSS005", "empty selector in a comma-separated list", where)
                 continue
             if error:
-                continue  # already reported by report_errors
+                continue  # already reported by report_tree
             sel = self.selector(part, sig)
             if sel is not None:
                 result.append(sel)

@@ -83,18 +83,22 @@ class _Source:
         else:
             end = self._end_from(last, self.starts[last.source_line - 1] + last.source_column - 1)
         self._memo_start, self._memo_end = start, end
+        span = self.span_at(line, col, start, end)
+        self._memo_first, self._memo_last, self._memo_span = first, last, span
+        return span
+
+    def span_at(self, line: int, col: int, start: int, end: int) -> Span:
+        """The span from offset ``start``, which is at ``line``:``col`` of the text, to ``end``:
+        ``span`` without the search for where ``start`` is."""
         if end <= start:
             end = start + 1
         if line == 1:
             col += self.col0 - 1
         line += self.line0 - 1
         if self.text.find("\n", start, end) < 0:
-            span = Span.trusted(line, col, line, col + end - start)
-        else:
-            end_line, end_col = self._loc(end)
-            span = Span.trusted(line, col, end_line, end_col)
-        self._memo_first, self._memo_last, self._memo_span = first, last, span
-        return span
+            return Span.trusted(line, col, line, col + end - start)
+        end_line, end_col = self._loc(end)
+        return Span.trusted(line, col, end_line, end_col)
 
     def _loc(self, offset: int) -> tuple[int, int]:
         index = bisect.bisect_right(self.starts, offset) - 1
@@ -155,24 +159,6 @@ class _Source:
 
 
 MAX_NESTING = 32  # blocks inside blocks: { }, ( ), [ ] and functions, @media included
-
-
-def _prune(tokens: Sequence[Token], limit: int = MAX_NESTING) -> Token | None:
-    """Empty every block nested deeper than ``limit`` (the readers recurse per level), without
-    recursing here; return the first such block, or None when the tree is within the limit."""
-    first: Token | None = None
-    stack: list[tuple[Sequence[Token], int]] = [(tokens, 1)]
-    while stack:
-        children, level = stack.pop()
-        for tok in [t for t in children if t.type in _CLOSERS]:  # a comprehension filters faster than a loop
-            inner = tok.arguments if tok.type == "function" else tok.content
-            if level > limit:
-                if first is None or (tok.source_line, tok.source_column) < (first.source_line, first.source_column):
-                    first = tok
-                inner.clear()
-            else:
-                stack.append((inner, level + 1))
-    return first
 
 
 def _significant(tokens: Sequence[Token]) -> list[Token]:
