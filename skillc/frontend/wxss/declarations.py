@@ -135,6 +135,12 @@ class _DeclarationReader(_FileReader):
         the others; a value ending in !important is searched again once that is cut off. ``stop``
         is the offset of the ';', -1 when the declaration ends its block."""
         raw_name: str = name_tok.value
+        # The last token before the ';' other than whitespace: the fast span below needs it to be
+        # the declaration's last (a stray ')' after !important is an error token, cut off with it).
+        k = len(value_toks) - 1
+        while k >= 0 and value_toks[k].type == "whitespace":
+            k -= 1
+        tail = value_toks[k] if k >= 0 else colon
         important = False
         if (
             len(sig) >= 2
@@ -155,9 +161,10 @@ class _DeclarationReader(_FileReader):
             return None  # a bad string or url, already reported
         src = self.src
         text = ""
-        if stop >= 0 and not self.pruned:
+        if stop >= 0 and tail is end_tok and not self.pruned:
             # Up to the ';', whitespace cut: where the last token ends, read rather than computed,
-            # when nothing in it has a computed end (and no comment sits before the ';').
+            # when nothing in it has a computed end (and no comment, which is no token, sits
+            # before the ';').
             start = src.tok_start(name_tok)
             text = src.text[start:stop].rstrip(" \t\n")
             if "/*" not in text and not _computed_end(text):
