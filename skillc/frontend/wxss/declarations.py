@@ -34,7 +34,7 @@ from skillc.frontend.wxss.card_rules import (
 from skillc.frontend.wxss.grammar import check_value
 from skillc.frontend.wxss.nodes import Declaration
 from skillc.frontend.wxss.reader import Found, Known, _FileReader
-from skillc.frontend.wxss.tokens import Token, _significant, _split
+from skillc.frontend.wxss.tokens import Token, _significant, _split, computed_end, last_token
 from skillc.frontend.wxss.values import (
     LENGTH_UNITS,
     UNSUPPORTED_UNITS,
@@ -53,7 +53,8 @@ from skillc.frontend.wxss.values import (
 
 
 class _DeclarationReader(_FileReader):
-    def declaration_list(self, tokens: Sequence[Token], font_face: bool) -> tuple[Declaration, ...]:
+    def declaration_list(self, tokens: Sequence[Token], font_face: bool, close: int = -1) -> tuple[Declaration, ...]:
+        """``close``: the offset of the '}' closing these tokens' block, -1 when not known."""
         result: list[Declaration] = []
         i, n = 0, len(tokens)
         while i < n:
@@ -79,7 +80,7 @@ class _DeclarationReader(_FileReader):
                     else:
                         sig.append(t)
                     j += 1
-                stop = self.src.tok_start(tokens[j]) if j < n else -1  # the ';' is where tinycss2 says
+                stop = self.src.tok_start(tokens[j]) if j < n else close  # where tinycss2 puts the ';'
                 decl = self.declaration(tok, tokens[colon], tokens[colon + 1 : j], sig, error, font_face, stop)
                 if decl is not None:
                     result.append(decl)
@@ -135,12 +136,9 @@ class _DeclarationReader(_FileReader):
         the others; a value ending in !important is searched again once that is cut off. ``stop``
         is the offset of the ';', -1 when the declaration ends its block."""
         raw_name: str = name_tok.value
-        # The last token before the ';' other than whitespace: the fast span below needs it to be
-        # the declaration's last (a stray ')' after !important is an error token, cut off with it).
-        k = len(value_toks) - 1
-        while k >= 0 and value_toks[k].type == "whitespace":
-            k -= 1
-        tail = value_toks[k] if k >= 0 else colon
+        # The last token before the ';' other than whitespace: the span is read from the text only
+        # when it is the declaration's last (a stray ')' after !important is cut off with it).
+        tail = last_token(value_toks) or colon
         important = False
         if (
             len(sig) >= 2
@@ -160,23 +158,18 @@ class _DeclarationReader(_FileReader):
         if error:
             return None  # a bad string or url, already reported
         src = self.src
-        text = ""
+        span = None
         if stop >= 0 and tail is end_tok and not self.pruned:
-            # Up to the ';', whitespace cut: where the last token ends, read rather than computed,
-            # when nothing in it has a computed end (and no comment, which is no token, sits
-            # before the ';').
-            start = src.tok_start(name_tok)
-            text = src.text[start:stop].rstrip(" \t\n")
-            if "/*" not in text and not _computed_end(text):
-                span = src.span_at(name_tok.source_line, name_tok.source_column, start, start + len(text))
-            else:
-                text = ""
-        if not text:
+            span = src.bounded(name_tok, end_tok, stop)
+        exact = span is not None
+        if span is None:
             span = src.tok_span(name_tok, end_tok)
-            start, end = src.tok_range(name_tok, end_tok)
-            text = src.text[start:end]
-            if self.pruned or _computed_end(text):
-                return self._read(raw_name, name_tok, sig, important, span, font_face)
+        start, end = src.tok_range(name_tok, end_tok)
+        text = src.text[start:end]
+        if not exact and (self.pruned or computed_end(text)):
+            # Emptied blocks (the tokens no longer match the text), or an end computed from a
+            # value, which may not be where the text ends: the text does not say what this is.
+            return self._read(raw_name, name_tok, sig, important, span, font_face)
         # A declaration reads the same wherever its text recurs (Vant and TDesign repeat theirs
         # across components): read once per build, replayed with its spans moved.
         key = (font_face, text)
@@ -191,8 +184,14 @@ class _DeclarationReader(_FileReader):
                 self.recording = None
             memo[key] = Known(decl, tuple((c, m, s - start, e - start, h) for c, m, s, e, h in found))
             return decl
-        for code, message, s, e, hint in known.found:
-            self.emit(code, message, src.span(start + s, start + e), hint)
+        if known.found:
+            if "\n" in text:
+                for code, message, s, e, hint in known.found:
+                    self.emit(code, message, src.span(start + s, start + e), hint)
+            else:  # on the declaration's line: no search for where each span starts
+                line, col = name_tok.source_line, name_tok.source_column
+                for code, message, s, e, hint in known.found:
+                    self.emit(code, message, src.span_at(line, col + s, start + s, start + e), hint)
         decl = known.declaration
         if decl is None:
             return None
@@ -381,20 +380,6 @@ def _colon_after(tokens: Sequence[Token], i: int) -> int:
 
 
 _INSIGNIFICANT = frozenset({"whitespace", "comment", "error"})
-def _computed_end(text: str) -> bool:
-    """Whether a token in ``text`` may have its end computed from its value rather than read
-    (tokens.py _end_from): an escape, a string or url (re-serialised), a unicode-range. There the
-    computed end may fall short of or past the token's text, so the text up to it would not say
-    what the declaration is: such declarations are read each time, never memoised (nor are those
-    in a sheet whose deep blocks were emptied, where the tokens no longer match the text).
-    Substring tests: a regular expression here cost five times as much."""
-    return (
-        "\\" in text
-        or '"' in text
-        or "'" in text
-        or ("(" in text and ("rl(" in text or "RL(" in text or "rL(" in text or "Rl(" in text))
-        or ("+" in text and ("u+" in text or "U+" in text))
-    )
 _NUMERIC = frozenset({"dimension", "number", "percentage"})
 
 

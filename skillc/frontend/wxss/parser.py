@@ -22,7 +22,7 @@ from skillc.frontend.wxss.media import _MediaReader
 from skillc.frontend.wxss.nodes import Declaration, FontFace, Import, MediaQueryList, Rule, Stylesheet
 from skillc.frontend.wxss.reader import DeclarationMemo
 from skillc.frontend.wxss.selectors import _SelectorReader
-from skillc.frontend.wxss.tokens import _CLOSERS, MAX_NESTING, Token, _significant, _Source
+from skillc.frontend.wxss.tokens import _CLOSERS, MAX_NESTING, Token, _significant, _Source, last_token
 from skillc.frontend.wxss.values import Keyword, String
 from skillc.gcpause import collector_paused
 
@@ -282,18 +282,30 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
                         hint="a rule is: selector { property: value; }",
                     )
                 return
-            self.qualified_rule(prelude, tokens[j], media)
+            # The '}' closing the block is right before the next token, unless a comment is
+            # between them (it ends in '/'): a block that never closes has no next token.
+            close = -1
+            if j + 1 < n:
+                close = self.src.tok_start(tokens[j + 1]) - 1
+                if self.src.text[close] != "}":
+                    close = -1
+            self.qualified_rule(prelude, tokens[j], media, close)
             i = j + 1
 
-    def qualified_rule(self, prelude: Sequence[Token], block: Token, media: tuple[MediaQueryList, ...]) -> None:
+    def qualified_rule(
+        self, prelude: Sequence[Token], block: Token, media: tuple[MediaQueryList, ...], close: int = -1
+    ) -> None:
         sig = _significant(prelude)
         if not sig:
             span = self.src.span(self.src.tok_start(block), self.src.tok_start(block) + 1)
             self.emit("WXSS005", "a rule has no selector before '{'", span)
         else:
-            span = self.src.tok_span(sig[0], sig[-1])
+            found = None
+            if not self.pruned and last_token(prelude) is sig[-1]:  # read up to the '{'
+                found = self.src.bounded(sig[0], sig[-1], self.src.tok_start(block))
+            span = found if found is not None else self.src.tok_span(sig[0], sig[-1])
         selectors = self.selector_list(prelude)
-        declarations = self.declaration_list(block.content, font_face=False)
+        declarations = self.declaration_list(block.content, font_face=False, close=close)
         self.p.rules.append(Rule(selectors, declarations, media, self.p.order(), span, self.file))
 
     def at_rule(

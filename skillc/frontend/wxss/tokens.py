@@ -87,6 +87,22 @@ class _Source:
         self._memo_first, self._memo_last, self._memo_span = first, last, span
         return span
 
+    def bounded(self, first: Token, last: Token, stop: int) -> Span | None:
+        """``tok_span(first, last)`` read from the text rather than computed, for a caller that
+        knows only whitespace tokens lie between ``last`` and offset ``stop`` (where a ';', ','
+        or '}' starts): the text up to ``stop``, whitespace cut, ends where ``last`` does, unless
+        a comment (no token) sits there or a token has a computed end; None then. Kept as
+        tok_span's last answer, so tok_range and a repeated tok_span follow it."""
+        start = self.starts[first.source_line - 1] + first.source_column - 1
+        text = self.text[start:stop].rstrip(" \t\n")
+        if "/*" in text or computed_end(text):
+            return None
+        end = start + len(text)
+        span = self.span_at(first.source_line, first.source_column, start, end)
+        self._memo_first, self._memo_last, self._memo_span = first, last, span
+        self._memo_start, self._memo_end = start, end
+        return span
+
     def span_at(self, line: int, col: int, start: int, end: int) -> Span:
         """The span from offset ``start``, which is at ``line``:``col`` of the text, to ``end``:
         ``span`` without the search for where ``start`` is."""
@@ -156,6 +172,28 @@ class _Source:
                 found = text.find(char, pos)
                 return None if found < 0 else found
         return None
+
+
+def computed_end(text: str) -> bool:
+    """Whether a token in ``text`` may have its end computed from its value rather than read
+    (``_end_from``): an escape, a string or url (re-serialised), a unicode-range. There the
+    computed end may fall short of or past the token's text. Substring tests: a regular
+    expression here cost five times as much."""
+    return (
+        "\\" in text
+        or '"' in text
+        or "'" in text
+        or ("(" in text and ("rl(" in text or "RL(" in text or "rL(" in text or "Rl(" in text))
+        or ("+" in text and ("u+" in text or "U+" in text))
+    )
+
+
+def last_token(tokens: Sequence[Token]) -> Token | None:
+    """The last of ``tokens`` that is not whitespace (comments are no tokens here)."""
+    k = len(tokens) - 1
+    while k >= 0 and tokens[k].type == "whitespace":
+        k -= 1
+    return tokens[k] if k >= 0 else None
 
 
 MAX_NESTING = 32  # blocks inside blocks: { }, ( ), [ ] and functions, @media included
