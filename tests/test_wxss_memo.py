@@ -15,6 +15,7 @@ import random
 import pytest
 
 import skillc.frontend.wxss.declarations as wxss_declarations
+import skillc.frontend.wxss.parser as wxss_parser
 import skillc.frontend.wxss.tokens as wxss_tokens
 from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity, Span
 from skillc.frontend.wxss import SheetCache, Stylesheet, parse_style_attribute, parse_wxss
@@ -132,6 +133,19 @@ def test_the_memo_and_the_spans_read_from_the_text_give_what_the_plain_computati
         assert mine == reference, sheets[i // 2]
 
 
+# -- the text as tinycss2 reads it -------------------------------------------------------------
+
+
+def test_normalising_skips_the_digit_search_only_where_no_long_run_can_be() -> None:
+    for run in (999, 1000, 1001, 1499, 2000):
+        for lead in range(0, 1200, 41):
+            text = "a:" + "x" * lead + "7" * run + ";b"
+            expected = wxss_parser._LONG_DIGITS.sub(lambda m: "1e" + "9" * (len(m.group()) - 2), text)
+            assert wxss_parser._normalise(text) == expected, (run, lead)
+    # Newlines as tinycss2 makes them: CR LF is one, a lone CR one, a form feed one.
+    assert wxss_parser._normalise("a\r\fb\r\nc\rd\0") == "a\n\nb\nc\nd\ufffd"
+
+
 # -- a copy of a sheet under another path ------------------------------------------------------
 
 COPIED = """.x { color: red; colr: blue }
@@ -167,8 +181,9 @@ def test_a_sheet_that_imports_is_not_replayed_for_a_copy() -> None:
 
 def test_a_trusted_diagnostic_equals_a_validated_one_and_copies_like_one() -> None:
     span = Span(line=2, column=3, end_line=2, end_column=9)
-    made = Diagnostic.make("WXSS019", "unknown property 'colr'", file="a.wxss", span=span, hint="did you mean?")
-    trusted = Diagnostic.trusted("WXSS019", Severity.WARNING, "unknown property 'colr'", "a.wxss", span, "did you mean?")
+    message, hint = "unknown property 'colr'", "did you mean?"
+    made = Diagnostic.make("WXSS019", message, file="a.wxss", span=span, hint=hint)
+    trusted = Diagnostic.trusted("WXSS019", Severity.WARNING, message, "a.wxss", span, hint)
     assert trusted == made
     assert hash(trusted) == hash(made)
     assert trusted.model_dump() == made.model_dump()
