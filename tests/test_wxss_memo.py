@@ -83,6 +83,7 @@ EDGES = [
     ".a{color:red}/*}*/.b{color:red}",
     ".a{x:y(}",  # never closed: a stray '}' inside the function
     ".a{color:red}\n.a{color:red} ",
+    "@font-face{font-family:b;width:3vmin;x:var(--a)}.a{width:3vmin;x:var(--a)}",  # units and var() pass there
 ]
 
 PROPS = ["color", "width", "display", "position", "border", "filter", "transition", "--v", "colr", "gap", "content"]

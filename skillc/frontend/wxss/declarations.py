@@ -33,7 +33,7 @@ from skillc.frontend.wxss.card_rules import (
 )
 from skillc.frontend.wxss.grammar import check_value
 from skillc.frontend.wxss.nodes import Declaration
-from skillc.frontend.wxss.reader import Found, Known, _FileReader
+from skillc.frontend.wxss.reader import Found, _FileReader
 from skillc.frontend.wxss.tokens import Token, _significant, _split, computed_end, last_token
 from skillc.frontend.wxss.values import (
     LENGTH_UNITS,
@@ -172,27 +172,25 @@ class _DeclarationReader(_FileReader):
             return self._read(raw_name, name_tok, sig, important, span, font_face)
         # A declaration reads the same wherever its text recurs (Vant and TDesign repeat theirs
         # across components): read once per build, replayed with its spans moved.
-        key = (font_face, text)
+        key = "\0" + text if font_face else text
         memo = self.p.declarations
         known = memo.get(key)
         if known is None:
             found: list[Found] = []
-            self.recording = found
-            try:
-                decl = self._read(raw_name, name_tok, sig, important, span, font_face)
-            finally:
-                self.recording = None
-            memo[key] = Known(decl, tuple((c, m, s - start, e - start, h) for c, m, s, e, h in found))
+            self.recording, self.recording_at = found, start
+            decl = self._read(raw_name, name_tok, sig, important, span, font_face)
+            self.recording = None
+            memo[key] = (decl, tuple(found))
             return decl
-        if known.found:
+        decl, replayed = known
+        if replayed:
             if "\n" in text:
-                for code, message, s, e, hint in known.found:
+                for code, message, s, e, hint in replayed:
                     self.emit(code, message, src.span(start + s, start + e), hint)
             else:  # on the declaration's line: no search for where each span starts
                 line, col = name_tok.source_line, name_tok.source_column
-                for code, message, s, e, hint in known.found:
+                for code, message, s, e, hint in replayed:
                     self.emit(code, message, src.span_at(line, col + s, start + s, start + e), hint)
-        decl = known.declaration
         if decl is None:
             return None
         return Declaration(decl.name, decl.value, decl.important, span, decl.supported, decl.drawn)

@@ -8,7 +8,6 @@ name, into the sink of the sheet being parsed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from skillc.diagnostics import Diagnostic, DiagnosticSink, Severity, Span, explain
@@ -20,18 +19,16 @@ from skillc.frontend.wxss.tokens import Token, _Source
 Found = tuple[str, str, int, int, str | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Known:
-    """What reading one declaration gave, position-free: its result, None when it was dropped,
-    and its diagnostics relative to the declaration's first character. Equal text reads equal
-    (tokens, checks and messages are a function of the text), so this replays it anywhere."""
+# What reading one declaration gave, position-free: its result (None when it was dropped; its
+# span is where it was first read, replaced on replay) and its diagnostics relative to the
+# declaration's first character. Equal text reads equal (tokens, checks and messages are a
+# function of the text), so this replays it anywhere. A plain tuple: one is made per distinct
+# declaration of a build, most never replayed.
+Known = tuple[Declaration | None, tuple[Found, ...]]
 
-    declaration: Declaration | None  # its span is where it was first read: replaced on replay
-    found: tuple[Found, ...]
-
-
-# (inside @font-face, the declaration's source text) -> what reading it gave.
-DeclarationMemo = dict[tuple[bool, str], Known]
+# The declaration's source text -> what reading it gave; inside @font-face the text is keyed
+# with a leading NUL, which no normalised text holds.
+DeclarationMemo = dict[str, Known]
 
 
 class _Sheet(Protocol):
@@ -56,8 +53,10 @@ class _FileReader:
         # Blocks beyond MAX_NESTING were emptied (WXSS016): a value that then fails its grammar
         # is dropped without a second, follow-on diagnostic.
         self.pruned = False
-        # While a declaration is read for the memo: what it reports, its spans as offsets.
+        # While a declaration is read for the memo: what it reports, its spans as offsets from
+        # ``recording_at``, where the declaration starts.
         self.recording: list[Found] | None = None
+        self.recording_at = 0
 
     def emit(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
         severity = _SEVERITY.get(code)
@@ -65,9 +64,9 @@ class _FileReader:
             severity = _SEVERITY[code] = explain(code).severity  # an unknown code raises here, as make does
         self.p.sink.extend((Diagnostic.trusted(code, severity, message, self.file, span, hint),))
         if self.recording is not None:
-            src = self.src
-            start = src.offset_at(span.line, span.column)
-            self.recording.append((code, message, start, src.offset_at(span.end_line, span.end_column), hint))
+            src, at = self.src, self.recording_at
+            start = src.offset_at(span.line, span.column) - at
+            self.recording.append((code, message, start, src.offset_at(span.end_line, span.end_column) - at, hint))
 
     def text_of(self, sig: Sequence[Token]) -> str:
         """Source text from the first to the last token, whitespace collapsed."""
