@@ -2,8 +2,8 @@
 
 A declaration is read once per build and replayed wherever its text recurs, its spans moved to
 each place (skillc/frontend/wxss/declarations.py); a sheet parsed under one path is replayed
-for a copy of it under another (SheetCache); spans are read from the text up to the ';', ','
-or '{' tinycss2 places when nothing in between has a computed end (tokens.py ``bounded``); the
+for a copy of it under another (SheetCache); spans are read from the text up to the ';', '{'
+or '}' tinycss2 places when nothing in between has a computed end (tokens.py ``bounded``); the
 parser's diagnostics are built without validation (``Diagnostic.trusted``). Each test pins one
 shortcut to the plain computation.
 """

@@ -89,10 +89,10 @@ class _Source:
 
     def bounded(self, first: Token, last: Token, stop: int) -> Span | None:
         """``tok_span(first, last)`` read from the text rather than computed, for a caller that
-        knows only whitespace tokens lie between ``last`` and offset ``stop`` (where a ';', ','
-        or '}' starts): the text up to ``stop``, whitespace cut, ends where ``last`` does, unless
-        a comment (no token) sits there or a token has a computed end; None then. Kept as
-        tok_span's last answer, so tok_range and a repeated tok_span follow it."""
+        knows only whitespace tokens lie between ``last`` and offset ``stop``, where the ';', '{'
+        or '}' after them starts: the text up to ``stop``, whitespace cut, ends where ``last``
+        does, unless a comment (no token) sits there or a token has a computed end; None then.
+        Kept as tok_span's last answer, so tok_range and a repeated tok_span follow it."""
         start = self.starts[first.source_line - 1] + first.source_column - 1
         text = self.text[start:stop].rstrip(" \t\n")
         if "/*" in text or computed_end(text):
