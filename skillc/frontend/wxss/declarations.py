@@ -33,8 +33,8 @@ from skillc.frontend.wxss.card_rules import (
 )
 from skillc.frontend.wxss.grammar import check_value
 from skillc.frontend.wxss.nodes import Declaration
-from skillc.frontend.wxss.reader import _FileReader
-from skillc.frontend.wxss.tokens import Token, _significant, _split
+from skillc.frontend.wxss.reader import Found, _FileReader
+from skillc.frontend.wxss.tokens import Token, _significant, _split, computed_end, last_token
 from skillc.frontend.wxss.values import (
     LENGTH_UNITS,
     UNSUPPORTED_UNITS,
@@ -53,7 +53,8 @@ from skillc.frontend.wxss.values import (
 
 
 class _DeclarationReader(_FileReader):
-    def declaration_list(self, tokens: Sequence[Token], font_face: bool) -> tuple[Declaration, ...]:
+    def declaration_list(self, tokens: Sequence[Token], font_face: bool, close: int = -1) -> tuple[Declaration, ...]:
+        """``close``: the offset of the '}' closing these tokens' block, -1 when not known."""
         result: list[Declaration] = []
         i, n = 0, len(tokens)
         while i < n:
@@ -79,7 +80,8 @@ class _DeclarationReader(_FileReader):
                     else:
                         sig.append(t)
                     j += 1
-                decl = self.declaration(tok, tokens[colon], tokens[colon + 1 : j], sig, error, font_face)
+                stop = self.src.tok_start(tokens[j]) if j < n else close  # where tinycss2 puts the ';'
+                decl = self.declaration(tok, tokens[colon], tokens[colon + 1 : j], sig, error, font_face, stop)
                 if decl is not None:
                     result.append(decl)
                 i = j + 1
@@ -127,13 +129,16 @@ class _DeclarationReader(_FileReader):
         sig: list[Token],
         error: bool,
         font_face: bool,
+        stop: int = -1,
     ) -> Declaration | None:
         """``name_tok`` ``colon`` ``value_toks``: one declaration, up to (not including) its ';'.
         ``sig`` are the significant tokens of the value, ``error`` whether an error token is among
-        the others; a value ending in !important is searched again once that is cut off."""
+        the others; a value ending in !important is searched again once that is cut off. ``stop``
+        is the offset of the ';', -1 when the declaration ends its block."""
         raw_name: str = name_tok.value
-        custom = raw_name.startswith("--")
-        name = raw_name if custom else raw_name.lower()
+        # The last token before the ';' other than whitespace: the span is read from the text only
+        # when it is the declaration's last (a stray ')' after !important is cut off with it).
+        tail = last_token(value_toks) or colon
         important = False
         if (
             len(sig) >= 2
@@ -150,9 +155,52 @@ class _DeclarationReader(_FileReader):
             error = error and any(t.type == "error" for t in value_toks)
         else:
             end_tok = sig[-1] if sig else colon
-        span = self.src.tok_span(name_tok, end_tok)
         if error:
             return None  # a bad string or url, already reported
+        src = self.src
+        span = None
+        if stop >= 0 and tail is end_tok and not self.pruned:
+            span = src.bounded(name_tok, end_tok, stop)
+        exact = span is not None
+        if span is None:
+            span = src.tok_span(name_tok, end_tok)
+        start, end = src.tok_range(name_tok, end_tok)
+        text = src.text[start:end]
+        if not exact and (self.pruned or computed_end(text)):
+            # Emptied blocks (the tokens no longer match the text), or an end computed from a
+            # value, which may not be where the text ends: the text does not say what this is.
+            return self._read(raw_name, name_tok, sig, important, span, font_face)
+        # A declaration reads the same wherever its text recurs (Vant and TDesign repeat theirs
+        # across components): read once per build, replayed with its spans moved.
+        key = "\0" + text if font_face else text
+        memo = self.p.declarations
+        known = memo.get(key)
+        if known is None:
+            found: list[Found] = []
+            self.recording, self.recording_at = found, start
+            decl = self._read(raw_name, name_tok, sig, important, span, font_face)
+            self.recording = None
+            memo[key] = (decl, tuple(found))
+            return decl
+        decl, replayed = known
+        if replayed:
+            if "\n" in text:
+                for code, message, s, e, hint in replayed:
+                    self.emit(code, message, src.span(start + s, start + e), hint)
+            else:  # on the declaration's line: no search for where each span starts
+                line, col = name_tok.source_line, name_tok.source_column
+                for code, message, s, e, hint in replayed:
+                    self.emit(code, message, src.span_at(line, col + s, start + s, start + e), hint)
+        if decl is None:
+            return None
+        return Declaration(decl.name, decl.value, decl.important, span, decl.supported, decl.drawn)
+
+    def _read(
+        self, raw_name: str, name_tok: Token, sig: list[Token], important: bool, span: Span, font_face: bool
+    ) -> Declaration | None:
+        """Type and check one declaration's value (``sig``, !important cut off): what the memo keeps."""
+        custom = raw_name.startswith("--")
+        name = raw_name if custom else raw_name.lower()
         if not sig:
             self.emit("WXSS001", f"'{raw_name}' has no value", span, hint=f"{raw_name}: <value>;")
             return None

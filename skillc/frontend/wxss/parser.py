@@ -20,13 +20,15 @@ from skillc.frontend.modpaths import CodeRoot
 from skillc.frontend.wxss.declarations import _DeclarationReader
 from skillc.frontend.wxss.media import _MediaReader
 from skillc.frontend.wxss.nodes import Declaration, FontFace, Import, MediaQueryList, Rule, Stylesheet
+from skillc.frontend.wxss.reader import DeclarationMemo
 from skillc.frontend.wxss.selectors import _SelectorReader
-from skillc.frontend.wxss.tokens import _CLOSERS, MAX_NESTING, Token, _prune, _significant, _Source
+from skillc.frontend.wxss.tokens import _CLOSERS, MAX_NESTING, Token, _significant, _Source, last_token
 from skillc.frontend.wxss.values import Keyword, String
 from skillc.gcpause import collector_paused
 
 __all__ = ["SheetCache", "parse_style_attribute", "parse_wxss"]
 
+_ERROR_OR_BLOCK = frozenset({"error", *_CLOSERS})
 _ERROR_MESSAGES = {
     "bad-string": ("WXSS003", "string is not closed before the end of the line"),
     "eof-in-string": ("WXSS003", "string is not closed before the end of the file"),
@@ -52,18 +54,49 @@ class _Parsed:
 class SheetCache:
     """Sheets parsed once per check or build: a sheet @imported by many (Vant's 70 components
     import ../common/index.wxss) is read once and its rules replayed, renumbered, for each.
-    Keyed by path and text, so a changed text is parsed again; only sheets that import nothing
-    are kept (what an @import yields depends on the importing chain: cycles, the root)."""
+    Keyed by text, so a changed text is parsed again; only sheets that import nothing are kept
+    (what an @import yields depends on the importing chain: cycles, the root). Such a sheet's
+    result depends on its text alone, apart from the file it names: a copy of it under another
+    path (WeUI ships weui.wxss twice) is replayed with its rules and diagnostics moved to that path.
+
+    ``declarations`` is the declaration memo the sheets of the build share (see
+    ``_DeclarationReader.declaration``): each declaration's result keyed by its source text, with
+    positions kept relative to it."""
 
     def __init__(self) -> None:
         self._parsed: dict[tuple[str, str], _Parsed] = {}
+        self._by_text: dict[str, tuple[str, _Parsed]] = {}  # text -> the first file parsed with it
         self.parses = 0  # sheets actually parsed (not replayed): what tests count
+        self.declarations: DeclarationMemo = {}
 
     def get(self, file: str, text: str) -> _Parsed | None:
-        return self._parsed.get((file, text))
+        parsed = self._parsed.get((file, text))
+        if parsed is not None:
+            return parsed
+        found = self._by_text.get(text)
+        if found is None:
+            return None
+        parsed = _moved(found[1], found[0], file)
+        self._parsed[(file, text)] = parsed
+        return parsed
 
     def put(self, file: str, text: str, parsed: _Parsed) -> None:
         self._parsed[(file, text)] = parsed
+        self._by_text.setdefault(text, (file, parsed))
+
+
+def _moved(parsed: _Parsed, old: str, file: str) -> _Parsed:
+    """A sheet's result as parsing its text under the path ``file`` gives it: only the file its
+    rules, @font-face rules and diagnostics name differs (its imports' would not, but a sheet
+    that imports is never cached)."""
+    return _Parsed(
+        tuple(
+            (Rule(r.selectors, r.declarations, r.media, r.order, r.span, file if r.file == old else r.file), own)
+            for r, own in parsed.rules
+        ),
+        tuple(FontFace(f.declarations, f.span, file if f.file == old else f.file) for f in parsed.font_faces),
+        tuple(d.model_copy(update={"file": file}) if d.file == old else d for d in parsed.diagnostics),
+    )
 
 
 class _Parser:
@@ -78,6 +111,8 @@ class _Parser:
         self.load = load
         self.root = root
         self.cache = cache
+        # A parse without a cache still shares the declarations its own files repeat.
+        self.declarations: DeclarationMemo = cache.declarations if cache is not None else {}
         self.import_rules = 0  # @import rules read so far (a sheet with none may be cached)
         self.rules: list[Rule] = []
         self.imports: list[Import] = []
@@ -102,8 +137,7 @@ class _Parser:
             src = _Source(_normalise(text), (1, 1))
             tokens = tinycss2.parse_component_value_list(src.text, skip_comments=True)
             f = _File(self, src, file)
-            f.report_nesting(tokens)
-            f.report_errors(tokens)
+            f.report_tree(tokens)
             f.report_unclosed(tokens)
             f.rule_list(tokens, media, top=True)
         finally:
@@ -134,14 +168,26 @@ class _Parser:
 
 
 def _normalise(text: str) -> str:
-    text = text.replace("\0", "\ufffd").replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
+    text = text.replace("\0", "\ufffd")
+    if "\r" in text:  # a two-character replace scans slowly even when there is nothing to replace
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.replace("\f", "\n")  # after the CRs: "\r\f" is two newlines, as tinycss2 reads it
     # tinycss2 reads an integer with int(), which refuses more than 4300 digits. Such a run is
     # rewritten, at the same length, as the out-of-range number it is (1e999...), which the value
     # reader reports (WXSS017); offsets and spans stay true.
+    if not _may_hold_long_digits(text):
+        return text
     return _LONG_DIGITS.sub(lambda m: "1e" + "9" * (len(m.group()) - 2), text)
 
 
 _LONG_DIGITS = re.compile(r"[0-9]{1000,}")
+_HALF = 500  # half the run _LONG_DIGITS looks for
+
+
+def _may_hold_long_digits(text: str) -> bool:
+    """False when ``text`` has no run of 1000 digits: such a run covers a whole aligned slice of
+    500 characters, so only the slices are tested (the search itself costs 7 % of a parse)."""
+    return any(text[k : k + _HALF].isdigit() for k in range(0, len(text) - _HALF + 1, _HALF))
 
 
 class _File(_SelectorReader, _DeclarationReader, _MediaReader):
@@ -151,9 +197,12 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
 
     # -- whole-file checks ----------------------------------------------------------------
 
-    def report_nesting(self, tokens: Sequence[Token]) -> None:
-        """Blocks nested deeper than MAX_NESTING are emptied before anything reads them."""
-        deep = _prune(tokens)
+    def report_tree(self, tokens: Sequence[Token]) -> None:
+        """One walk over the whole tree: blocks nested deeper than MAX_NESTING are emptied before
+        anything reads them (WXSS016, at the first such block), and the bad strings, bad urls and
+        stray closers tinycss2 left as error tokens are reported, in the order of the text."""
+        errors: list[Token] = []
+        deep = self._walk(tokens, 1, errors)
         if deep is not None:
             self.pruned = True
             start = self.src.tok_start(deep)
@@ -163,20 +212,33 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
                 "deeper blocks are dropped",
                 self.src.span(start, start + 1),
             )
+        for tok in errors:
+            code, message = _ERROR_MESSAGES.get(tok.kind, ("WXSS001", f"syntax error ({tok.kind})"))
+            start = end = self.src.tok_start(tok)
+            if tok.kind in ("bad-string", "eof-in-string"):  # the rest of the line is inside the string
+                end = self.src.text.find("\n", start)
+                end = len(self.src.text) if end < 0 else end
+            self.emit(code, message, self.src.span(start, max(end, start + 1)))
 
-    def report_errors(self, tokens: Sequence[Token]) -> None:
-        """tinycss2 leaves bad strings, bad urls and stray closers as error tokens in the tree."""
-        for tok in [t for t in tokens if t.type == "error" or t.type in _CLOSERS]:  # filtered: most tokens are neither
+    def _walk(self, tokens: Sequence[Token], level: int, errors: list[Token]) -> Token | None:
+        """Collect the error tokens of ``tokens`` and the blocks in it, depth first (the text's
+        order), emptying blocks below ``level`` MAX_NESTING; return the first block emptied."""
+        first: Token | None = None
+        for tok in [t for t in tokens if t.type in _ERROR_OR_BLOCK]:  # a comprehension filters faster than a loop
             kind = tok.type
             if kind == "error":
-                code, message = _ERROR_MESSAGES.get(tok.kind, ("WXSS001", f"syntax error ({tok.kind})"))
-                start = end = self.src.tok_start(tok)
-                if tok.kind in ("bad-string", "eof-in-string"):  # the rest of the line is inside the string
-                    end = self.src.text.find("\n", start)
-                    end = len(self.src.text) if end < 0 else end
-                self.emit(code, message, self.src.span(start, max(end, start + 1)))
-            elif kind in _CLOSERS:
-                self.report_errors(tok.arguments if kind == "function" else tok.content)
+                errors.append(tok)
+                continue
+            inner = tok.arguments if kind == "function" else tok.content
+            if level > MAX_NESTING:
+                if first is None:  # depth first in the text's order: the first met is the earliest
+                    first = tok
+                inner.clear()
+            else:
+                deep = self._walk(inner, level + 1, errors)
+                if first is None:
+                    first = deep
+        return first
 
     def report_unclosed(self, tokens: Sequence[Token]) -> None:
         """Blocks still open at the end of the file are closed silently by the tokenizer."""
@@ -232,18 +294,30 @@ class _File(_SelectorReader, _DeclarationReader, _MediaReader):
                         hint="a rule is: selector { property: value; }",
                     )
                 return
-            self.qualified_rule(prelude, tokens[j], media)
+            # The '}' closing the block is right before the next token, unless a comment is
+            # between them (it ends in '/'): a block that never closes has no next token.
+            close = -1
+            if j + 1 < n:
+                close = self.src.tok_start(tokens[j + 1]) - 1
+                if self.src.text[close] != "}":
+                    close = -1
+            self.qualified_rule(prelude, tokens[j], media, close)
             i = j + 1
 
-    def qualified_rule(self, prelude: Sequence[Token], block: Token, media: tuple[MediaQueryList, ...]) -> None:
+    def qualified_rule(
+        self, prelude: Sequence[Token], block: Token, media: tuple[MediaQueryList, ...], close: int = -1
+    ) -> None:
         sig = _significant(prelude)
         if not sig:
             span = self.src.span(self.src.tok_start(block), self.src.tok_start(block) + 1)
             self.emit("WXSS005", "a rule has no selector before '{'", span)
         else:
-            span = self.src.tok_span(sig[0], sig[-1])
+            found = None
+            if not self.pruned and last_token(prelude) is sig[-1]:  # read up to the '{'
+                found = self.src.bounded(sig[0], sig[-1], self.src.tok_start(block))
+            span = found if found is not None else self.src.tok_span(sig[0], sig[-1])
         selectors = self.selector_list(prelude)
-        declarations = self.declaration_list(block.content, font_face=False)
+        declarations = self.declaration_list(block.content, font_face=False, close=close)
         self.p.rules.append(Rule(selectors, declarations, media, self.p.order(), span, self.file))
 
     def at_rule(
@@ -424,6 +498,5 @@ def parse_style_attribute(
     src = _Source(_normalise(text), origin)
     tokens = tinycss2.parse_component_value_list(src.text, skip_comments=True)
     f = _File(parser, src, file)
-    f.report_nesting(tokens)
-    f.report_errors(tokens)
+    f.report_tree(tokens)
     return f.declaration_list(tokens, font_face=False)

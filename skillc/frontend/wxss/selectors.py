@@ -12,21 +12,30 @@ from collections.abc import Sequence
 from skillc.frontend.wxss.card_rules import _PSEUDO_HINTS, _SELECTOR_HINT
 from skillc.frontend.wxss.nodes import Compound, Selector
 from skillc.frontend.wxss.reader import _FileReader
-from skillc.frontend.wxss.tokens import Token, _significant, _split
+from skillc.frontend.wxss.tokens import Token, _significant
 
 
 class _SelectorReader(_FileReader):
     def selector_list(self, prelude: Sequence[Token]) -> tuple[Selector, ...]:
         result: list[Selector] = []
-        for part in _split(prelude, ","):
-            sig = []
+        n = len(prelude)
+        i = 0
+        while i <= n:
+            # One pass over a comma-separated part: its end, significant tokens and any error token.
+            sig: list[Token] = []
             error = False
-            for t in part:  # the significant tokens and whether an error token is among them, in one pass
+            j = i
+            while j < n:
+                t = prelude[j]
                 kind = t.type
+                if kind == "literal" and t.value == ",":
+                    break
                 if kind == "error":
                     error = True
                 elif kind != "whitespace" and kind != "comment":
                     sig.append(t)
+                j += 1
+            part_start, i = i, j + 1
             if not sig:
                 if len(_significant(prelude)) > 0 and not error:
                     comma = next((t for t in prelude if t.type == "literal" and t.value == ","), None)
@@ -34,27 +43,28 @@ class _SelectorReader(_FileReader):
                     self.emit("WXSS005", "empty selector in a comma-separated list", where)
                 continue
             if error:
-                continue  # already reported by report_errors
-            sel = self.selector(part, sig)
+                continue  # already reported by report_tree
+            sel = self.selector(prelude, part_start, j, sig)
             if sel is not None:
                 result.append(sel)
         return tuple(result)
 
-    def selector(self, tokens: Sequence[Token], sig: list[Token]) -> Selector | None:
+    def selector(self, tokens: Sequence[Token], lo: int, hi: int, sig: list[Token]) -> Selector | None:
+        """The selector ``tokens[lo:hi]`` (one part of a list); ``sig`` its significant tokens."""
         compounds: list[Compound] = []
         tag: str | None = None
         ident: str | None = None
         classes: list[str] = []
         started = False
-        toks = [t for t in tokens if t.type != "comment"]
-        # strip outer whitespace
-        while toks and toks[0].type == "whitespace":
-            toks.pop(0)
-        while toks and toks[-1].type == "whitespace":
-            toks.pop()
-        i, n = 0, len(toks)
-        while i < n:
-            tok = toks[i]
+        ids = cls = tags = 0
+        # Outer whitespace stripped (comments are never tokens: they are skipped when tokenizing).
+        while lo < hi and tokens[lo].type == "whitespace":
+            lo += 1
+        while hi > lo and tokens[hi - 1].type == "whitespace":
+            hi -= 1
+        i = lo
+        while i < hi:
+            tok = tokens[i]
             kind = tok.type
             if kind == "whitespace":
                 if started:
@@ -62,26 +72,29 @@ class _SelectorReader(_FileReader):
                     tag, ident, classes, started = None, None, [], False
                 i += 1
                 continue
-            if kind == "literal" and tok.value == "." and i + 1 < n and toks[i + 1].type == "ident":
-                classes.append(toks[i + 1].value)
+            if kind == "literal" and tok.value == "." and i + 1 < hi and tokens[i + 1].type == "ident":
+                classes.append(tokens[i + 1].value)
+                cls += 1
                 started = True
                 i += 2
                 continue
             if kind == "hash" and tok.is_identifier and ident is None:
                 ident, started = tok.value, True
+                ids += 1
                 i += 1
                 continue
             if kind == "ident" and not started:
                 tag, started = tok.lower_value, True
+                tags += 1
                 i += 1
                 continue
-            unsupported = self._unsupported_selector_part(toks, i)
+            unsupported = self._unsupported_selector_part(tokens[lo:hi], i - lo)
             if unsupported is not None:
                 code, message, end_index, hint = unsupported
                 self.emit(
                     code,
                     f"{message} is not supported in cards; the selector '{self.text_of(sig)}' is ignored",
-                    self.src.tok_span(tok, toks[end_index]),
+                    self.src.tok_span(tok, tokens[lo + end_index]),
                     hint=hint,
                 )
                 return None
@@ -95,11 +108,6 @@ class _SelectorReader(_FileReader):
             return None
         if started:
             compounds.append(Compound(tag, ident, tuple(classes)))
-        ids = cls = tags = 0
-        for c in compounds:
-            ids += 1 if c.id else 0
-            cls += len(c.classes)
-            tags += 1 if c.tag else 0
         return Selector(tuple(compounds), (ids, cls, tags), self.src.tok_span(sig[0], sig[-1]), self.text_of(sig))
 
     def _unsupported_selector_part(self, toks: Sequence[Token], i: int) -> tuple[str, str, int, str | None] | None:

@@ -51,6 +51,13 @@ class _Source:
     def offset(self, line: int, column: int) -> int:
         return self.starts[line - 1] + column - 1
 
+    def offset_at(self, line: int, column: int) -> int:
+        """The offset of a position a span of this source gives (origin applied): ``_loc`` undone."""
+        index = line - self.line0
+        if index == 0:
+            column -= self.col0 - 1
+        return self.starts[index] + column - 1
+
     def tok_start(self, tok: Token) -> int:
         return self.offset(tok.source_line, tok.source_column)
 
@@ -76,18 +83,38 @@ class _Source:
         else:
             end = self._end_from(last, self.starts[last.source_line - 1] + last.source_column - 1)
         self._memo_start, self._memo_end = start, end
+        span = self.span_at(line, col, start, end)
+        self._memo_first, self._memo_last, self._memo_span = first, last, span
+        return span
+
+    def bounded(self, first: Token, last: Token, stop: int) -> Span | None:
+        """``tok_span(first, last)`` read from the text rather than computed, for a caller that
+        knows only whitespace tokens lie between ``last`` and offset ``stop``, where the ';', '{'
+        or '}' after them starts: the text up to ``stop``, whitespace cut, ends where ``last``
+        does, unless a comment (no token) sits there or a token has a computed end; None then.
+        Kept as tok_span's last answer, so tok_range and a repeated tok_span follow it."""
+        start = self.starts[first.source_line - 1] + first.source_column - 1
+        text = self.text[start:stop].rstrip(" \t\n")
+        if "/*" in text or computed_end(text):
+            return None
+        end = start + len(text)
+        span = self.span_at(first.source_line, first.source_column, start, end)
+        self._memo_first, self._memo_last, self._memo_span = first, last, span
+        self._memo_start, self._memo_end = start, end
+        return span
+
+    def span_at(self, line: int, col: int, start: int, end: int) -> Span:
+        """The span from offset ``start``, which is at ``line``:``col`` of the text, to ``end``:
+        ``span`` without the search for where ``start`` is."""
         if end <= start:
             end = start + 1
         if line == 1:
             col += self.col0 - 1
         line += self.line0 - 1
         if self.text.find("\n", start, end) < 0:
-            span = Span.trusted(line, col, line, col + end - start)
-        else:
-            end_line, end_col = self._loc(end)
-            span = Span.trusted(line, col, end_line, end_col)
-        self._memo_first, self._memo_last, self._memo_span = first, last, span
-        return span
+            return Span.trusted(line, col, line, col + end - start)
+        end_line, end_col = self._loc(end)
+        return Span.trusted(line, col, end_line, end_col)
 
     def _loc(self, offset: int) -> tuple[int, int]:
         index = bisect.bisect_right(self.starts, offset) - 1
@@ -147,25 +174,29 @@ class _Source:
         return None
 
 
+def computed_end(text: str) -> bool:
+    """Whether a token in ``text`` may have its end computed from its value rather than read
+    (``_end_from``): an escape, a string or url (re-serialised), a unicode-range. There the
+    computed end may fall short of or past the token's text. Substring tests: a regular
+    expression here cost five times as much."""
+    return (
+        "\\" in text
+        or '"' in text
+        or "'" in text
+        or ("(" in text and ("rl(" in text or "RL(" in text or "rL(" in text or "Rl(" in text))
+        or ("+" in text and ("u+" in text or "U+" in text))
+    )
+
+
+def last_token(tokens: Sequence[Token]) -> Token | None:
+    """The last of ``tokens`` that is not whitespace (comments are no tokens here)."""
+    k = len(tokens) - 1
+    while k >= 0 and tokens[k].type == "whitespace":
+        k -= 1
+    return tokens[k] if k >= 0 else None
+
+
 MAX_NESTING = 32  # blocks inside blocks: { }, ( ), [ ] and functions, @media included
-
-
-def _prune(tokens: Sequence[Token], limit: int = MAX_NESTING) -> Token | None:
-    """Empty every block nested deeper than ``limit`` (the readers recurse per level), without
-    recursing here; return the first such block, or None when the tree is within the limit."""
-    first: Token | None = None
-    stack: list[tuple[Sequence[Token], int]] = [(tokens, 1)]
-    while stack:
-        children, level = stack.pop()
-        for tok in [t for t in children if t.type in _CLOSERS]:  # a comprehension filters faster than a loop
-            inner = tok.arguments if tok.type == "function" else tok.content
-            if level > limit:
-                if first is None or (tok.source_line, tok.source_column) < (first.source_line, first.source_column):
-                    first = tok
-                inner.clear()
-            else:
-                stack.append((inner, level + 1))
-    return first
 
 
 def _significant(tokens: Sequence[Token]) -> list[Token]:
