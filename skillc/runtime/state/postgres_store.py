@@ -81,7 +81,8 @@ class _PgTx:
 
     def execute(self, sql: str, params: Params = ()) -> list[Row]:
         cur = self._conn.execute(_translate(sql), tuple(params))
-        return list(cur.fetchall()) if cur.description is not None else []
+        result = cur.pgresult  # the field count, not ``description`` (one Column object per field)
+        return list(cur.fetchall()) if result is not None and result.nfields else []
 
     def execute_many(self, sql: str, rows: Sequence[Params]) -> None:
         with self._conn.cursor() as cur:
