@@ -133,6 +133,7 @@ class PostgresStore(StateStore):
                 "fallback_application_name": APPLICATION_NAME,
                 "connect_timeout": CONNECT_TIMEOUT_S,
             },
+            configure=_configure,
             reset=self._stamp,
             # A store that stays down: the pool keeps trying in the background (calls fail fast
             # with SRV050 meanwhile) instead of giving up after its default five minutes.
@@ -276,6 +277,15 @@ class PostgresStore(StateStore):
 
     def close(self) -> None:
         self._pool.close()
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """A list parameter (an array: the event appends send theirs as arrays) goes in PostgreSQL's
+    binary format: the text format quotes and escapes every element with a regex, which cost
+    ~0.1 ms per kilobyte of event JSON."""
+    from psycopg.types.array import ListBinaryDumper
+
+    conn.adapters.register_dumper(list, ListBinaryDumper)
 
 
 def _lost(conn: psycopg.Connection[Any]) -> bool:
