@@ -424,7 +424,10 @@ class _StoredBuffers:
         )
 
     def append_many(self, pending: Sequence[_Pending]) -> list[SessionEvent]:
-        written, made = self._write_all([pending])
+        # Written at once, in a transaction on both engines: an event is made (and stamped) once
+        # its session row is locked, so timestamps follow ids. Calls' batches, stamped when their
+        # events happened, take the writer thread's one statement instead.
+        written, made = self._write_transaction([pending])
         if self._trim_due(made):
             self._trim()
         return written[0]
@@ -480,9 +483,13 @@ class _StoredBuffers:
         """Write every append of ``group`` together; their events, and how many sessions were made."""
         if self.store.kind == "postgresql":
             return self._write_statement(group)
+        return self._write_transaction(group)  # in-process: a statement costs no round trip
+
+    def _write_transaction(self, group: Sequence[Sequence[_Pending]]) -> tuple[list[list[SessionEvent]], int]:
+        """:meth:`_write_all` as a transaction of statements, ids taken per session (:meth:`_write`)."""
         written: list[list[SessionEvent]] = []
         made = 0
-        with self.store.transaction() as tx:  # in-process: a statement costs no round trip
+        with self.store.transaction() as tx:
             for pending in group:
                 events, created = self._write(tx, pending)
                 written.append(events)
