@@ -144,16 +144,22 @@ def test_the_least_recently_written_session_goes_first(new_hub: NewHub) -> None:
 
 def _counting(hub: EventHub) -> list[int]:
     """How many transactions the hub's store has begun, counted as they begin (the real store's
-    transaction, wrapped on this one instance)."""
+    transaction, wrapped on this one instance): a transaction of statements, or one write
+    statement on its own (PostgreSQL writes a group of appends with one)."""
     store = hub._buffers.store  # type: ignore[attr-defined]
     begun = [0]
-    real = store.transaction
+    real, real_execute = store.transaction, store.execute
 
     def transaction(*args: Any, **kwargs: Any) -> Any:
         begun[0] += 1
         return real(*args, **kwargs)
 
+    def execute(sql: str, *args: Any) -> Any:
+        begun[0] += not sql.startswith("SELECT")
+        return real_execute(sql, *args)
+
     store.transaction = transaction
+    store.execute = execute
     return begun
 
 

@@ -341,7 +341,42 @@ _TAKE_IDS = (
     " RETURNING next_id - ?, dropped"
 )
 _INSERT_EVENT = "INSERT INTO events (session_id, id, event) VALUES (?, ?, ?)"
+# PostgreSQL: a whole group of appends in one statement, so one round trip (a statement in
+# autocommit is its own transaction: all of it or none). The ids come from the session rows inside
+# the statement, so each event's JSON is sent without its id (the text after ``{"id":0``) and the
+# id is put back in front. The rows are taken in session-id order: one lock order for every writer
+# (the trim locks in the same order). ``set_config(..., true)`` turns synchronous_commit off for
+# this statement's transaction alone: its COMMIT does not wait for the WAL flush (see the class).
+_PG_WRITE = (
+    "WITH c AS (SELECT set_config('synchronous_commit', 'off', true)),"
+    " i AS (SELECT sid, n FROM unnest(?::text[], ?::bigint[]) AS i (sid, n)),"
+    " taken AS (INSERT INTO event_sessions AS s (session_id, next_id, dropped, touched)"
+    " SELECT sid, n + 1, GREATEST(n - ?, 0), {touch} FROM i, c ORDER BY sid"
+    " ON CONFLICT (session_id) DO UPDATE SET next_id = s.next_id + excluded.next_id - 1,"
+    " touched = excluded.touched, dropped = CASE WHEN s.next_id + excluded.next_id - 2 - s.dropped > ?"
+    " THEN s.next_id + excluded.next_id - 2 - ? ELSE s.dropped END"
+    " RETURNING s.session_id, s.next_id, s.dropped),"
+    " ids AS (SELECT t.session_id, t.next_id - i.n AS first, t.dropped FROM taken t JOIN i ON i.sid = t.session_id),"
+    " gone AS (DELETE FROM events e USING ids WHERE e.session_id = ids.session_id AND e.id <= ids.dropped),"
+    " put AS (INSERT INTO events (session_id, id, event)"
+    " SELECT u.sid, ids.first + u.ord - 1, '{\"id\":' || (ids.first + u.ord - 1) || u.rest"
+    " FROM unnest(?::text[], ?::bigint[], ?::text[]) AS u (sid, ord, rest) JOIN ids ON ids.session_id = u.sid"
+    " WHERE ids.first + u.ord - 1 > ids.dropped)"
+    " SELECT session_id, first, dropped FROM ids"
+)
+_NO_ID = '{"id":0'  # how an event made with id 0 starts as JSON: the id goes first
 _HOLD_ROW = "UPDATE event_sessions SET dropped = dropped WHERE session_id = ? RETURNING next_id, dropped"
+# How many sessions a process makes between two trims: 1/16 of the bound (the overshoot it allows
+# per instance), at most 64 (the sessions one trim drops, under a lock the fleet shares), at least
+# 1 (a small bound stays exact).
+_TRIM_SHARE = 16
+_TRIM_MAX = 64
+
+
+def trim_every(max_sessions: int) -> int:
+    return max(1, min(max_sessions // _TRIM_SHARE, _TRIM_MAX))
+
+
 _MAX_ID = 2**63 - 1  # BIGINT: a larger cursor (the URI takes any number) reads as this one
 _CHUNK = 500  # session ids per DELETE ... IN (...), well under every engine's parameter limit
 
@@ -355,9 +390,23 @@ class _StoredBuffers:
     cost one transaction at most, and under load many calls share one. A session's ids come from
     its row, whose lock (held to COMMIT on PostgreSQL; SQLite's writers hold the file) orders its
     writes; a transaction locks its sessions' rows in session-id order, so two never wait on each
-    other in a cycle. A transaction that made a session then drops the least recently written
-    beyond ``max_sessions`` under ``events:sessions``, in a transaction of its own. A page
-    without drain is one SELECT: one snapshot on both engines, no lock taken."""
+    other in a cycle. A page without drain is one SELECT: one snapshot on both engines, no lock
+    taken.
+
+    Sessions beyond ``max_sessions`` (the least recently written) are dropped under
+    ``events:sessions`` in a transaction of their own, a lock every instance shares: so not after
+    every session made (a client without a session capability gets a new one per request, and
+    each trim would queue the fleet's writers on that lock) but once this process has made
+    :func:`trim_every` of them since its last trim, and when it closes. Each instance can thus
+    leave at most ``trim_every - 1`` sessions above the bound between trims.
+
+    On PostgreSQL a group is written by one statement (``_PG_WRITE``: one round trip, where a
+    transaction of statements costs one per statement and one each for BEGIN and COMMIT), whose
+    commit does not wait for the WAL to reach the disk (``synchronous_commit`` off for it alone):
+    every reader sees the events as soon as the writer is answered, but a crash of the database
+    server can lose the last fraction of a second of them. Events are what calls did, for a client
+    to read next, not records the server promises to keep through a crash (SQLite's commits here
+    are ``synchronous=NORMAL``: a crash of the machine can lose the last ones too)."""
 
     SESSIONS_LOCK = "events:sessions"
 
@@ -366,32 +415,52 @@ class _StoredBuffers:
         self.store = store
         touch = store.dialect.next_value(EVENTS_TOUCH_SEQ, "event_sessions", "touched")
         self._take_ids = _TAKE_IDS.format(touch=touch)
+        self._pg_write = _PG_WRITE.replace("{touch}", touch)
+        self._trim_every = trim_every(limits.max_sessions)
+        self._made = 0  # sessions this process made since its last trim
+        self._made_lock = threading.Lock()
         self._writer: GroupWriter[Sequence[_Pending], list[SessionEvent]] = GroupWriter(
             self._write_group, name="skillc-events-writer"
         )
 
     def append_many(self, pending: Sequence[_Pending]) -> list[SessionEvent]:
-        with self.store.transaction() as tx:
-            events, created = self._write(tx, pending)
-        if created:
+        # Written at once, in a transaction on both engines: an event is made (and stamped) once
+        # its session row is locked, so timestamps follow ids. Calls' batches, stamped when their
+        # events happened, take the writer thread's one statement instead.
+        written, made = self._write_transaction([pending])
+        if self._trim_due(made):
             self._trim()
-        return events
+        return written[0]
 
     async def append_async(self, pending: Sequence[_Pending]) -> list[SessionEvent]:
         return await asyncio.wrap_future(self._writer.submit(pending))
 
     def close(self) -> None:
         self._writer.close()
+        with self._made_lock:
+            made, self._made = self._made, 0
+        if made:  # what this process left above the bound
+            try:
+                self._trim()
+            except Exception:
+                log.warning("dropping the least recently written event sessions failed", exc_info=True)
+
+    def _trim_due(self, made: int) -> bool:
+        """Count ``made`` new sessions; whether this process is due to trim (the count restarts)."""
+        if not made:
+            return False
+        with self._made_lock:
+            self._made += made
+            if self._made < self._trim_every:
+                return False
+            self._made = 0
+            return True
 
     def _write_group(self, group: Sequence[Sequence[_Pending]]) -> list[list[SessionEvent] | BaseException]:
         answers: list[list[SessionEvent] | BaseException] = []
-        made = False
         try:
-            with self.store.transaction() as tx:
-                for pending in group:
-                    events, created = self._write(tx, pending)
-                    answers.append(events)
-                    made = made or created
+            written, made = self._write_all(group)
+            answers.extend(written)
         except StateError:
             raise  # the store is unreachable: every caller in the group hears it
         except Exception:
@@ -403,28 +472,84 @@ class _StoredBuffers:
                 except Exception as err:
                     answers.append(err)
             return answers
-        if made:
+        if self._trim_due(made):
             try:
                 self._trim()
             except Exception:  # the events are written; the bound is restored by the next trim
                 log.warning("dropping the least recently written event sessions failed", exc_info=True)
         return answers
 
-    def _write(self, tx: Tx, pending: Sequence[_Pending]) -> tuple[list[SessionEvent], bool]:
-        """Give ``pending`` their ids and insert them; whether a session row was made."""
+    def _write_all(self, group: Sequence[Sequence[_Pending]]) -> tuple[list[list[SessionEvent]], int]:
+        """Write every append of ``group`` together; their events, and how many sessions were made."""
+        if self.store.kind == "postgresql":
+            return self._write_statement(group)
+        return self._write_transaction(group)  # in-process: a statement costs no round trip
+
+    def _write_transaction(self, group: Sequence[Sequence[_Pending]]) -> tuple[list[list[SessionEvent]], int]:
+        """:meth:`_write_all` as a transaction of statements, ids taken per session (:meth:`_write`)."""
+        written: list[list[SessionEvent]] = []
+        made = 0
+        with self.store.transaction() as tx:
+            for pending in group:
+                events, created = self._write(tx, pending)
+                written.append(events)
+                made += created
+        return written, made
+
+    def _write_statement(self, group: Sequence[Sequence[_Pending]]) -> tuple[list[list[SessionEvent]], int]:
+        """:meth:`_write_all` in one statement (PostgreSQL, ``_PG_WRITE``)."""
+        limit = self.limits.max_events
+        counts: dict[str, int] = {}  # events per session, in the order they were handed over
+        made_events: list[list[tuple[SessionEvent, int]]] = []
+        sids: list[str] = []
+        ordinals: list[int] = []
+        rests: list[str] = []
+        for pending in group:
+            of_append: list[tuple[SessionEvent, int]] = []
+            for p in pending:
+                ordinal = counts[p.session_id] = counts.get(p.session_id, 0) + 1
+                event = p.make(0)
+                text = event.model_dump_json(exclude_none=True)
+                if not text.startswith(_NO_ID):
+                    raise AssertionError(f"an event's JSON must start with its id: {text[:20]!r}")
+                sids.append(p.session_id)
+                ordinals.append(ordinal)
+                rests.append(text[len(_NO_ID) :])
+                of_append.append((event, ordinal))
+            made_events.append(of_append)
+        names = sorted(counts)
+        rows = self.store.execute(
+            self._pg_write, ([*names], [counts[n] for n in names], limit, limit, limit, sids, ordinals, rests)
+        )
+        taken = {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+        made = 0
+        for name, n in counts.items():
+            first, dropped = taken[name]
+            made += first == 1
+            if dropped > 0 and dropped == first + n - 1 - limit:  # as in :meth:`_write`
+                metrics.EVENTS_DROPPED.labels("overflow").inc(dropped - max(first - 1 - limit, 0))
+        written: list[list[SessionEvent]] = []
+        for of_append in made_events:
+            written.append(
+                [e.model_copy(update={"id": taken[e.session_id][0] + ordinal - 1}) for e, ordinal in of_append]
+            )
+        return written, made
+
+    def _write(self, tx: Tx, pending: Sequence[_Pending]) -> tuple[list[SessionEvent], int]:
+        """Give ``pending`` their ids and insert them; how many session rows were made."""
         limit = self.limits.max_events
         by_session: dict[str, list[int]] = {}
         for at, p in enumerate(pending):
             by_session.setdefault(p.session_id, []).append(at)
         events: list[SessionEvent | None] = [None] * len(pending)
         rows: list[tuple[str, int, str]] = []
-        created = False
+        created = 0
         for session_id in sorted(by_session):  # one lock order for every writer
             ats = by_session[session_id]
             n = len(ats)
             taken = tx.execute(self._take_ids, (session_id, n, max(n - limit, 0), n, n, limit, n, limit, n))
             first, dropped = int(taken[0][0]), int(taken[0][1])
-            created = created or first == 1
+            created += first == 1
             for offset, at in enumerate(ats):
                 event = events[at] = pending[at].make(first + offset)
                 if event.id > dropped:  # a batch larger than max_events keeps only its newest

@@ -81,7 +81,8 @@ class _PgTx:
 
     def execute(self, sql: str, params: Params = ()) -> list[Row]:
         cur = self._conn.execute(_translate(sql), tuple(params))
-        return list(cur.fetchall()) if cur.description is not None else []
+        result = cur.pgresult  # the field count, not ``description`` (one Column object per field)
+        return list(cur.fetchall()) if result is not None and result.nfields else []
 
     def execute_many(self, sql: str, rows: Sequence[Params]) -> None:
         with self._conn.cursor() as cur:
@@ -132,6 +133,7 @@ class PostgresStore(StateStore):
                 "fallback_application_name": APPLICATION_NAME,
                 "connect_timeout": CONNECT_TIMEOUT_S,
             },
+            configure=_configure,
             reset=self._stamp,
             # A store that stays down: the pool keeps trying in the background (calls fail fast
             # with SRV050 meanwhile) instead of giving up after its default five minutes.
@@ -275,6 +277,15 @@ class PostgresStore(StateStore):
 
     def close(self) -> None:
         self._pool.close()
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """A list parameter (an array: the event appends send theirs as arrays) goes in PostgreSQL's
+    binary format: the text format quotes and escapes every element with a regex, which cost
+    ~0.1 ms per kilobyte of event JSON."""
+    from psycopg.types.array import ListBinaryDumper
+
+    conn.adapters.register_dumper(list, ListBinaryDumper)
 
 
 def _lost(conn: psycopg.Connection[Any]) -> bool:
