@@ -93,11 +93,12 @@ def test_concurrent_sets_never_pass_the_quota(state: str) -> None:
 
 def test_cards_insert_load_save_and_prune(state: str) -> None:
     store = CardStore(parse_state_url(state))
-    for i in (1, 2, 3):  # each card's seq as a mount takes it: above every card before it
-        seq = store.next_seq()
-        assert seq == i
-        record = CardRecord(card_id=f"c{i}", seq=seq, component_path="c/x", api_name="a", context=_ctx(), created=100.0)
-        store.insert(record, {"n": i, "name": "拿铁"})
+    for i in (1, 2, 3):  # each card's seq taken in its insert: above every card before it
+        record = CardRecord(card_id=f"c{i}", seq=0, component_path="c/x", api_name="a", context=_ctx(), created=100.0)
+        store.insert_new(record, {"n": i, "name": "拿铁"})
+        assert record.seq == i
+        stored = store.load(f"c{i}")
+        assert stored is not None and stored[0] == record  # the stored record names its seq too
     store.save_data("c2", {"n": 22})
     loaded = store.load("c2")
     assert loaded is not None and loaded[1] == {"n": 22} and loaded[0].card_id == "c2"

@@ -462,8 +462,7 @@ class CardHost:
             return card, step, None
         assert card.data_json is not None  # a mounted card has rendered within its limits
         try:
-            record.seq = self.store.next_seq()
-            self.store.insert(record, card.data_json)
+            self.store.insert_new(record, card.data_json)
         except StateError as err:
             # The API call already ran (a payment may have gone through): its result is answered,
             # shown by the fallback card, rather than lost to the store's fault.

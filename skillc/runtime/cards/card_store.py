@@ -33,9 +33,9 @@ from skillc.runtime.contracts import ApiCallContext
 from skillc.runtime.state import StateStore, StateUrl, open_state, state_url_of
 from skillc.runtime.state.schema import CARDS_SEQ
 
-# cards.skill_id is the skill scope (ApiCallContext.scope: id and folder digest); next_seq runs once
-# per mounted card: a sequence on PostgreSQL, MAX(seq) from the cards_seq index on SQLite
-# (skillc/runtime/state/schema.py).
+# cards.skill_id is the skill scope (ApiCallContext.scope: id and folder digest); a mounted card's
+# seq comes from a sequence on PostgreSQL, MAX(seq) from the cards_seq index on SQLite
+# (skillc/runtime/state/schema.py), inside its INSERT.
 _COLUMNS = ("card_id", "seq", "skill_id", "session_id", "record", "data", "version")
 # Bytes of the lock file that name cards: two cards share a byte only by a hash collision, which
 # costs a wait or a retry, never a wrong write (writes are checked against the card's version).
@@ -75,9 +75,20 @@ class CardStore:
     def of(cls, config: RuntimeConfig) -> CardStore:
         return cls(state_url_of(config))
 
-    def next_seq(self) -> int:
-        rows = self.store.execute(f"SELECT {self.store.dialect.next_value(CARDS_SEQ, 'cards', 'seq')}")
-        return int(rows[0][0])
+    def insert_new(self, record: CardRecord, data: dict[str, Any] | str) -> None:
+        """Insert a new card, its ``seq`` taken from the counter in the same statement (one round
+        trip, where reading the counter first took two) and set on ``record``."""
+        if not record.created:
+            record.created = time.time()
+        c = record.context
+        d = self.store.dialect
+        rows = self.store.execute(
+            f"INSERT INTO cards ({', '.join(_COLUMNS)})"
+            f" SELECT ?, n.v, ?, ?, {d.json_with_number('?', 'seq', 'n.v')}, ?, 1"
+            f" FROM (SELECT {d.next_value(CARDS_SEQ, 'cards', 'seq')} AS v) n RETURNING seq",
+            (record.card_id, c.scope, c.session_id, record.model_dump_json(), _text(data)),
+        )
+        record.seq = int(rows[0][0])
 
     def insert(self, record: CardRecord, data: dict[str, Any] | str) -> None:
         if not record.created:

@@ -112,6 +112,11 @@ class Dialect(ABC):
         """A top-level number of the JSON text in ``column``."""
 
     @abstractmethod
+    def json_with_number(self, expr: str, key: str, value: str) -> str:
+        """The JSON text ``expr`` with its top-level ``key`` set to the number ``value`` (an SQL
+        expression), as TEXT (key order and spacing may differ from ``expr``'s)."""
+
+    @abstractmethod
     def next_value(self, sequence: str, table: str, column: str) -> str:
         """An expression for the next value of a counter that orders ``table`` by ``column``:
         PostgreSQL's sequence ``sequence`` (no scan, no row lock); on SQLite, one above the
@@ -140,6 +145,9 @@ class SqliteDialect(Dialect):
 
     def json_real(self, column: str, key: str) -> str:
         return f"json_extract({column}, '$.{key}')"
+
+    def json_with_number(self, expr: str, key: str, value: str) -> str:
+        return f"json_set({expr}, '$.{key}', {value})"
 
     def next_value(self, sequence: str, table: str, column: str) -> str:
         return f"(SELECT COALESCE(MAX({column}), 0) + 1 FROM {table})"
@@ -170,6 +178,9 @@ class PostgresDialect(Dialect):
 
     def json_real(self, column: str, key: str) -> str:
         return f"(({column})::jsonb ->> '{key}')::double precision"
+
+    def json_with_number(self, expr: str, key: str, value: str) -> str:
+        return f"CAST(jsonb_set(CAST({expr} AS jsonb), '{{{key}}}', to_jsonb({value})) AS text)"
 
     def next_value(self, sequence: str, table: str, column: str) -> str:
         return f"nextval('{sequence}')"
