@@ -67,6 +67,7 @@ class _Lowering(AttributeLowering):
     expanding: list[tuple[str, str]] = field(default_factory=list)
     templates: dict[str, TemplateDef] = field(default_factory=dict)
     dependencies: list[str] = field(default_factory=list)
+    mustaches: dict[tuple[int, bool, bool], tuple[wxml.RawMustache, Mustache]] = field(default_factory=dict)
 
     # -- files ------------------------------------------------------------------------------
 
