@@ -519,7 +519,23 @@ class DiagnosticSink:
         self._items: list[Diagnostic] = []
 
     def emit(self, code: str, message: str, **where: Unpack[Where]) -> Diagnostic:
-        diag = Diagnostic.make(code, message, **where)
+        file = where.get("file")
+        span = where.get("span")
+        hint = where.get("hint")
+        severity = where.get("severity")
+        # Values of exactly the field types pass validation unchanged: build those unvalidated
+        # (lowering and the parsers emit thousands); anything else is validated as before.
+        if (
+            type(message) is str
+            and (file is None or type(file) is str)
+            and (span is None or type(span) is Span)
+            and (hint is None or type(hint) is str)
+            and (severity is None or type(severity) is Severity)
+            and type(code) is str
+        ):
+            diag = Diagnostic.trusted(code, severity or explain(code).severity, message, file, span, hint)
+        else:
+            diag = Diagnostic.make(code, message, **where)
         self._items.append(diag)
         return diag
 

@@ -8,7 +8,9 @@ import pytest
 
 from skillc.diagnostics import (
     CATALOGUE,
+    Diagnostic,
     DiagnosticSink,
+    Severity,
     Span,
     catalogue_markdown,
     render_json,
@@ -33,6 +35,30 @@ def test_codes_are_well_formed_and_unique() -> None:
 def test_unknown_code_is_a_programming_error() -> None:
     with pytest.raises(KeyError, match="not in the catalogue"):
         DiagnosticSink().emit("NOPE999", "x")
+
+
+def test_emit_builds_what_make_builds() -> None:
+    # emit skips validation for values of exactly the field types; the result must be the
+    # validated diagnostic, and anything else must still be validated (coerced or refused).
+    span = Span(line=3, column=2, end_line=3, end_column=7)
+    cases: list[dict[str, object]] = [
+        {},
+        {"file": "a.wxml", "span": span, "hint": "h"},
+        {"file": "a.wxml", "span": span, "severity": Severity.ERROR},
+    ]
+    for where in cases:
+        sink = DiagnosticSink()
+        emitted = sink.emit("TPL010", "m", **where)  # type: ignore[arg-type]
+        made = Diagnostic.make("TPL010", "m", **where)  # type: ignore[arg-type]
+        assert emitted == made and list(sink) == [made]
+        assert emitted.model_fields_set == made.model_fields_set
+        assert type(emitted.severity) is Severity
+    coerced = DiagnosticSink().emit("TPL010", "m", severity="error")  # type: ignore[arg-type]
+    assert coerced.severity is Severity.ERROR
+    from_dict = DiagnosticSink().emit("TPL010", "m", span={"line": 1, "column": 2, "end_line": 1, "end_column": 3})  # type: ignore[arg-type]
+    assert from_dict.span == Span(line=1, column=2, end_line=1, end_column=3)
+    with pytest.raises(ValueError):
+        DiagnosticSink().emit("TPL010", "m", file=3)  # type: ignore[arg-type]
 
 
 def test_text_rendering_with_caret_and_hint() -> None:

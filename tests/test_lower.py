@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from skillc.diagnostics import DiagnosticSink, render_text
 from skillc.frontend.package import load_skill
 from skillc.frontend.wxml import parse_wxml
 from skillc.ir.lower import dataset_key, lower_component, lower_document
-from skillc.ir.template import For, IfChain, Template, TemplateCall
+from skillc.ir.template import Element, For, IfChain, Template, TemplateCall, node_json
 
 from .conftest import COFFEE, FIXTURES, ROOT
 
@@ -254,3 +255,48 @@ def test_lower_component_without_wxml_is_none(tmp_path: Path) -> None:
     pkg = load_skill(COFFEE, sink)
     assert pkg is not None
     assert lower_component(pkg, "no-such-card", sink) is None
+
+
+def _calls(nodes: Sequence[object]) -> list[TemplateCall]:
+    """Every TemplateCall under ``nodes``, in document order."""
+    found: list[TemplateCall] = []
+    pending: list[object] = list(reversed(nodes))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, TemplateCall):
+            found.append(node)
+        for child in reversed(getattr(node, "children", None) or []):
+            pending.append(child)
+    return found
+
+
+def test_a_template_body_is_lowered_per_depth_and_copied_per_call() -> None:
+    # A body is lowered once per context and copied to each call: a call nested deep enough to
+    # cross the depth limit must still get its own, cut-off body, and each call its own paths
+    # and its own nodes.
+    body = '<view class="a"><view><text>{{x}}</text></view></view>'
+    deep = "<view>" * 198 + '<template is="t"/>' + "</view>" * 198
+    text = f'<template name="t">{body}</template><template is="t"/><template is="t"/>{deep}'
+    template, sink = lower(text)
+    first, second, nested = _calls(template.root)
+    assert first.path == "0" and second.path == "1"
+    assert [n.path for n in first.body or []] == ["0.0"] and [n.path for n in second.body or []] == ["1.0"]
+    assert first.body is not None and second.body is not None
+    assert first.body[0] is not second.body[0] and first.body[0] is not template.templates["t"].children[0]
+    assert first.body[0].attrs is not second.body[0].attrs  # type: ignore[union-attr]
+    shallow = [n["element"] for n in _elements(first.body)]
+    cut = [n["element"] for n in _elements(nested.body or [])]
+    assert shallow == ["view", "view", "text"]
+    assert cut != shallow
+    assert [d.code for d in sink].count("TPL018") == 1
+
+
+def _elements(nodes: Sequence[object]) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    pending: list[object] = list(reversed(nodes))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, Element):
+            out.append(node_json(node))
+            pending.extend(reversed(node.children))
+    return out

@@ -71,6 +71,18 @@ def tags_text(event: CardEvent) -> str:
 def events_hint() -> str:
     """What cards deliver, for diagnostics: golden snapshots hold this text, so the wording of
     today's table is fixed: "cards deliver tap (bindtap / catchtap) and, on <image>, load and error"."""
+    # Every refused event's diagnostic carries it: built once per state of the table.
+    global _HINT
+    key = tuple(CARD_EVENTS.values())
+    if _HINT is None or _HINT[0] != key:
+        _HINT = (key, _events_hint())
+    return _HINT[1]
+
+
+_HINT: tuple[tuple[CardEvent, ...], str] | None = None
+
+
+def _events_hint() -> str:
     everywhere = [f"{e.name} (bind{e.name} / catch{e.name})" for e in CARD_EVENTS.values() if e.tags is None]
     on_tags: dict[str, list[str]] = {}
     for e in CARD_EVENTS.values():

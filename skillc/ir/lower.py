@@ -67,6 +67,11 @@ class _Lowering(AttributeLowering):
     expanding: list[tuple[str, str]] = field(default_factory=list)
     templates: dict[str, TemplateDef] = field(default_factory=dict)
     dependencies: list[str] = field(default_factory=list)
+    mustaches: dict[tuple[int, bool, bool], tuple[wxml.RawMustache, Mustache]] = field(default_factory=dict)
+    # A template body lowered with relative paths, by definition and context (see call()).
+    bodies: dict[tuple[int, int, tuple[str, ...], tuple[tuple[str, str], ...]], tuple[wxml.Element, list[Node]]] = (
+        field(default_factory=dict)
+    )
 
     # -- files ------------------------------------------------------------------------------
 
@@ -172,11 +177,11 @@ class _Lowering(AttributeLowering):
         for child in children:
             if isinstance(child, wxml.Comment):
                 continue
-            path = f"{prefix}{start + len(out)}"
             if isinstance(child, wxml.Text):
                 if all(isinstance(p, str) and not p.strip(_BLANK) for p in child.parts):
                     continue  # whitespace between tags: wcc drops it too
                 chain = None
+                path = f"{prefix}{start + len(out)}"
                 out.append(Text(path, self.parts(child.parts, file), child.loc.span()))
                 continue
             if isinstance(child, wxml.Wxs):
@@ -199,6 +204,15 @@ class _Lowering(AttributeLowering):
             if tag == "include":
                 chain = None
                 out.extend(self.include(child, file, prefix, start + len(out), depth))
+                continue
+            path = f"{prefix}{start + len(out)}"
+            for written in child.attributes:
+                if written.name.startswith("wx:"):
+                    break
+            else:
+                # No directive (most elements): neither a branch nor a loop.
+                chain = None
+                out.append(self.element(child, file, path, depth))
                 continue
             directive = _branch_kind(child)
             if directive in ("elif", "else"):
@@ -437,22 +451,36 @@ class _Lowering(AttributeLowering):
             )
             return TemplateCall(path, name, data, None, el.loc.span())
         def_el, def_file = found
-        self.register(name, def_el, def_file, depth)
+        # A body's nodes depend on the definition, the depth and the include and template
+        # stacks only; its paths are the call's path plus paths relative to the body. Lowered
+        # once per such context (register() lowers it in the context of the first call), each
+        # call gets a copy under its own path. What a second lowering would report, the first
+        # has reported (lower_document keeps each finding once).
+        context = (id(def_el), depth, tuple(self.including), tuple(self.expanding))
+        fresh = self.register(name, def_el, def_file, depth)
         key = (def_file, name)
         if key in self.expanding:
             return TemplateCall(path, name, data, None, el.loc.span())  # recursive: resolved when rendering
         if self.too_deep(el, file):
             return TemplateCall(path, name, data, None, el.loc.span())
-        self.expanding.append(key)
-        try:
-            body = self.sequence(def_el.children, def_file, path + ".", depth + 1)
-        finally:
-            self.expanding.pop()
-        return TemplateCall(path, name, data, body, el.loc.span())
+        known = self.bodies.get(context)
+        if fresh is not None:
+            relative = fresh
+        elif known is not None and known[0] is def_el:
+            relative = known[1]
+        else:
+            self.expanding.append(key)
+            try:
+                relative = self.sequence(def_el.children, def_file, "", depth + 1)
+            finally:
+                self.expanding.pop()
+        self.bodies[context] = (def_el, relative)
+        return TemplateCall(path, name, data, _under(relative, path + "."), el.loc.span())
 
-    def register(self, name: str, def_el: wxml.Element, def_file: str, depth: int) -> None:
+    def register(self, name: str, def_el: wxml.Element, def_file: str, depth: int) -> list[Node] | None:
+        """Lower a template's definition the first time its name is met; its nodes then, else None."""
         if name in self.templates:
-            return
+            return None
         placeholder = TemplateDef(name, def_file, [], def_el.loc.span())
         self.templates[name] = placeholder  # before lowering: a recursive call finds it
         self.expanding.append((def_file, name))
@@ -460,6 +488,7 @@ class _Lowering(AttributeLowering):
             placeholder.children = self.sequence(def_el.children, def_file, "", depth + 1)
         finally:
             self.expanding.pop()
+        return placeholder.children
 
 
 def _collect(
@@ -491,6 +520,37 @@ def _collect(
         if node.tag == "import" and imports is not None:
             imports.append(node)
         pending.extend(reversed(node.children))
+
+
+def _under(nodes: list[Node], prefix: str) -> list[Node]:
+    """Copies of ``nodes`` (relative paths) with ``prefix`` in front of every path."""
+    return [_node_under(n, prefix) for n in nodes]
+
+
+def _node_under(node: Node, prefix: str) -> Node:
+    if isinstance(node, Element):
+        return Element(
+            prefix + node.path,
+            node.tag,
+            node.span,
+            dict(node.attrs),
+            dict(node.bindings),
+            dict(node.dataset),
+            node.events,
+            _under(node.children, prefix),
+        )
+    if isinstance(node, Text):
+        return Text(prefix + node.path, node.parts, node.span)
+    if isinstance(node, IfChain):
+        branches = [Branch(b.kind, b.test, _node_under(b.node, prefix), b.span) for b in node.branches]
+        return IfChain(prefix + node.path, branches, node.span)
+    if isinstance(node, For):
+        body = _node_under(node.body, prefix)
+        return For(prefix + node.path, node.items, node.item, node.index, node.key, body, node.span)
+    if isinstance(node, Block):
+        return Block(prefix + node.path, _under(node.children, prefix), node.span)
+    body_nodes = _under(node.body, prefix) if node.body is not None else None
+    return TemplateCall(prefix + node.path, node.name, node.data, body_nodes, node.span)
 
 
 def _branch_kind(el: wxml.Element) -> Literal["if", "elif", "else"] | None:

@@ -26,6 +26,27 @@ DIRECTIVES = frozenset(
 )
 
 
+# What an attribute name is, by name: a directive, an unknown wx: directive, an event (its
+# prefix and name), or anything else. A corpus has a few hundred names over many thousand uses.
+_DIRECTIVE = ("wx", "directive")
+_UNKNOWN_DIRECTIVE = ("wx", "unknown")
+_PLAIN = ("", "")
+_KINDS: dict[str, tuple[str, str]] = {}
+_KINDS_LIMIT = 4096
+
+
+def _kind(name: str) -> tuple[str, str]:
+    if name.startswith("wx:"):
+        kind = _DIRECTIVE if name in DIRECTIVES else _UNKNOWN_DIRECTIVE
+    else:
+        m = _EVENT_ATTR.match(name)
+        kind = (m.group(1), m.group(2)) if m is not None else _PLAIN
+    if len(_KINDS) >= _KINDS_LIMIT:
+        _KINDS.clear()
+    _KINDS[name] = kind
+    return kind
+
+
 def dataset_key(name: str) -> str:
     """``data-order-id`` -> ``orderId``: WeChat lowercases, then camel-cases at each hyphen."""
     parts = name[5:].lower().split("-")
@@ -36,6 +57,9 @@ class AttributeLowering:
     """Attribute values, events and attribute rules, reported to ``sink``."""
 
     sink: DiagnosticSink
+    # id(raw), object_form, attribute -> the raw (kept: an id is unique only while it lives)
+    # and its Mustache.
+    mustaches: dict[tuple[int, bool, bool], tuple[wxml.RawMustache, Mustache]]
 
     def emit(
         self, code: str, message: str, file: str, span: Span, hint: str | None = None, *, error: bool = False
@@ -55,6 +79,13 @@ class AttributeLowering:
     def mustache(
         self, raw: wxml.RawMustache, file: str, *, object_form: bool = False, attribute: bool = False
     ) -> Mustache:
+        # A template body is lowered at its definition and at each call, an element under
+        # wx:if at each branch: the same mustache of the same tree, parsed once per lowering.
+        # Its reports would repeat ones already in the sink, which lower_document drops.
+        key = (id(raw), object_form, attribute)
+        found = self.mustaches.get(key)
+        if found is not None and found[0] is raw:
+            return found[1]
         expr = parse_expression(
             raw.source,
             file=file,
@@ -64,7 +95,9 @@ class AttributeLowering:
             object_form=object_form,
             attribute=attribute,
         )
-        return Mustache(raw.source, expr, raw.loc.span())
+        made = Mustache(raw.source, expr, raw.loc.span())
+        self.mustaches[key] = (raw, made)
+        return made
 
     def binding(self, attr: wxml.Attribute, file: str) -> Binding:
         return Binding(self.parts(attr.value or (), file, attribute=True))
@@ -88,13 +121,16 @@ class AttributeLowering:
         tag = el.tag
         for attr in el.attributes:
             name = attr.name
-            if name.startswith("wx:"):
-                if name not in DIRECTIVES:
-                    self.unknown_directive(attr, file)
+            kind = _KINDS.get(name)
+            if kind is None:
+                kind = _kind(name)
+            if kind is _DIRECTIVE:
                 continue
-            m = _EVENT_ATTR.match(name)
-            if m is not None:
-                event = self.event(attr, m.group(1), m.group(2), tag, file)
+            if kind is _UNKNOWN_DIRECTIVE:
+                self.unknown_directive(attr, file)
+                continue
+            if kind is not _PLAIN:
+                event = self.event(attr, kind[0], kind[1], tag, file)
                 if event is not None:
                     events.append(event)
                 continue
