@@ -7,7 +7,7 @@ The entry keeps:
 
 - a digest of each such file's content, or that it was missing;
 - the names in each folder listed, in every folder holding a file the check opened, and in every
-  folder of the checked tree (``.git`` and ``node_modules`` aside): a file created where the check
+  folder of the checked tree (``.git``, ``node_modules`` and ``__pycache__`` aside): a file created where the check
   only asked whether one exists (``is_file``) changes a listing;
 - the size and time of every Python module loaded and every file of skillc or its libraries read
   (the compiler itself: an upgrade or an edited rule invalidates every entry);
@@ -187,18 +187,17 @@ def store(key: str, root: Path, reads: _Reads, started_ns: int, outcome: Outcome
         return
     tool_roots = _tool_roots()
     cache_root = str(path.parent.parent)
-    tools: dict[str, tuple[int, int] | None] = {}
+    tools: set[str] = set(reads.machinery)
     for module in list(sys.modules.values()):
         name = getattr(module, "__file__", None)
         if isinstance(name, str):
-            tools[os.path.abspath(name)] = None
-    tools.update(dict.fromkeys(reads.machinery))
+            tools.add(os.path.abspath(name))
     inputs: set[str] = set()
     for name in reads.opened:
         if name.startswith(cache_root + os.sep):
             continue
         if name.startswith(tool_roots):
-            tools[name] = None
+            tools.add(name)
         else:
             inputs.add(name)
     folders = {os.path.dirname(name) for name in inputs} | {n for n in reads.listed if not n.startswith(tool_roots)}
