@@ -111,6 +111,18 @@ def test_cards_insert_load_save_and_prune(state: str) -> None:
     assert store.load("c1") is None
 
 
+def test_a_card_mounted_again_under_its_id_replaces_the_row(state: str) -> None:
+    # `run` and `render` choose their card ids ("card-1"): a second mount into the same state
+    # replaces the first card, with a new seq, instead of failing on the key.
+    store = CardStore(parse_state_url(state))
+    for n in (1, 2):
+        record = CardRecord(card_id="card-1", seq=0, component_path="c/x", api_name="a", context=_ctx())
+        store.insert_new(record, {"n": n})
+        assert record.seq == n
+    loaded = store.load("card-1")
+    assert loaded is not None and loaded[0].seq == 2 and loaded[1] == {"n": 2}
+
+
 def test_audit_records_and_ui_records_in_order(state: str) -> None:
     log = AuditLog(parse_state_url(state))
     for i in range(3):

@@ -82,10 +82,11 @@ class CardStore:
             record.created = time.time()
         c = record.context
         d = self.store.dialect
+        # An upsert, as insert's: `run` and `render` mount cards under ids they chose before.
+        counter = f"(SELECT {d.next_value(CARDS_SEQ, 'cards', 'seq')} AS v) n"
+        select = f"SELECT ?, n.v, ?, ?, {d.json_with_number('?', 'seq', 'n.v')}, ?, 1 FROM {counter}"
         rows = self.store.execute(
-            f"INSERT INTO cards ({', '.join(_COLUMNS)})"
-            f" SELECT ?, n.v, ?, ?, {d.json_with_number('?', 'seq', 'n.v')}, ?, 1"
-            f" FROM (SELECT {d.next_value(CARDS_SEQ, 'cards', 'seq')} AS v) n RETURNING seq",
+            d.upsert("cards", _COLUMNS, ("card_id",), rows=select) + " RETURNING seq",
             (record.card_id, c.scope, c.session_id, record.model_dump_json(), _text(data)),
         )
         record.seq = int(rows[0][0])

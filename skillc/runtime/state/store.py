@@ -88,8 +88,9 @@ class Dialect(ABC):
     name: Literal["sqlite", "postgresql"]
 
     @abstractmethod
-    def upsert(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
-        """INSERT of ``columns`` that replaces the row with the same ``keys``."""
+    def upsert(self, table: str, columns: Sequence[str], keys: Sequence[str], rows: str | None = None) -> str:
+        """INSERT of ``columns`` that replaces the row with the same ``keys``. ``rows``: what to
+        insert, a SELECT of the columns in order (default: VALUES, a placeholder per column)."""
 
     @abstractmethod
     def insert_absent(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
@@ -126,9 +127,9 @@ class Dialect(ABC):
 class SqliteDialect(Dialect):
     name: Literal["sqlite", "postgresql"] = "sqlite"
 
-    def upsert(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
-        marks = ", ".join("?" * len(columns))
-        return f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+    def upsert(self, table: str, columns: Sequence[str], keys: Sequence[str], rows: str | None = None) -> str:
+        rows = rows or f"VALUES ({', '.join('?' * len(columns))})"
+        return f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) {rows}"
 
     def insert_absent(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
         marks = ", ".join("?" * len(columns))
@@ -156,12 +157,12 @@ class SqliteDialect(Dialect):
 class PostgresDialect(Dialect):
     name: Literal["sqlite", "postgresql"] = "postgresql"
 
-    def upsert(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
-        marks = ", ".join("?" * len(columns))
+    def upsert(self, table: str, columns: Sequence[str], keys: Sequence[str], rows: str | None = None) -> str:
+        rows = rows or f"VALUES ({', '.join('?' * len(columns))})"
         rest = [c for c in columns if c not in keys]
         update = ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)
         action = f"DO UPDATE SET {update}" if rest else "DO NOTHING"
-        return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT ({', '.join(keys)}) {action}"
+        return f"INSERT INTO {table} ({', '.join(columns)}) {rows} ON CONFLICT ({', '.join(keys)}) {action}"
 
     def insert_absent(self, table: str, columns: Sequence[str], keys: Sequence[str]) -> str:
         marks = ", ".join("?" * len(columns))
