@@ -207,22 +207,10 @@ def store(key: str, root: Path, reads: _Reads, started_ns: int, outcome: Outcome
     for name in sorted(tools):
         st = _stat_of(name)
         tool_rows.append([name, *(st if st is not None else (None, None))])
-    file_rows: list[list[object]] = []
-    for name in sorted(inputs):
-        try:
-            if os.stat(name).st_mtime_ns >= settled:
-                return
-        except OSError:
-            pass  # missing (a failed open): recorded as such
-        file_rows.append([name, _digest_of(name)])
-    listing_rows: list[list[object]] = []
-    for name in sorted(folders):
-        try:
-            if os.stat(name).st_mtime_ns >= settled:
-                return
-        except OSError:
-            pass
-        listing_rows.append([name, _listing_of(name)])
+    if any(_moved_since(name, settled) for name in inputs | folders):
+        return
+    file_rows = [[name, _digest_of(name)] for name in sorted(inputs)]
+    listing_rows = [[name, _listing_of(name)] for name in sorted(folders)]
     entry = {
         "format": FORMAT,
         "tools": tool_rows,
@@ -251,6 +239,14 @@ def _tree(root: str) -> Iterator[str]:
     for folder, dirs, _files in os.walk(root, followlinks=False):
         dirs[:] = [d for d in dirs if d not in _SKIPPED_DIRS]
         yield folder
+
+
+def _moved_since(name: str, settled_ns: int) -> bool:
+    """Changed at or after ``settled_ns``; a missing path (a failed open) has not moved."""
+    try:
+        return os.stat(name).st_mtime_ns >= settled_ns
+    except OSError:
+        return False
 
 
 def _stat_of(name: str) -> tuple[int, int] | None:

@@ -51,6 +51,14 @@ if "SKILLC_TEST_CACHE_HOME" not in os.environ:
     os.environ["XDG_CACHE_HOME"] = os.environ["SKILLC_TEST_CACHE_HOME"]
 
 
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user cache of the test's own ($XDG_CACHE_HOME), empty at the start."""
+    home = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home
+
+
 def require(available: bool, reason: str) -> None:
     """Skip with a one-line reason when a tool is missing; under CI, fail instead."""
     if available:

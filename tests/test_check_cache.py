@@ -29,13 +29,6 @@ def skill(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    return home
-
-
-@pytest.fixture
 def compiled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The paths QuickJS compiles, in order (the real compile runs)."""
     seen: list[str] = []

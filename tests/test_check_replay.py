@@ -44,13 +44,6 @@ def skill(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    return home
-
-
-@pytest.fixture
 def checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
     """The paths the real check ran on, in order."""
     seen: list[Path] = []

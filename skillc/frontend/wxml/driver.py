@@ -30,7 +30,7 @@ from lark.parsers.lalr_parser_state import ParseConf, ParserState
 from lark.utils import TextSlice
 
 from skillc.frontend.wxml.builder import _Builder
-from skillc.frontend.wxml.recovery import _recover
+from skillc.frontend.wxml.recovery import _recover, _too_many_errors
 from skillc.frontend.wxml.text import _wxs_patterns
 
 __all__: list[str] = []
@@ -126,11 +126,7 @@ class _Driver:
                     break
                 restarts += 1
                 if restarts > max_restarts:
-                    b.emit(
-                        "WXML013",
-                        f"more than {max_restarts} syntax errors; the rest of the file is not checked",
-                        b.loc_at(resume, resume + 1),
-                    )
+                    _too_many_errors(b, resume, max_restarts)
                     break
                 # (No floor: the driver never reads before ``resume`` again, as lark would.)
                 pos = resume

@@ -22,7 +22,7 @@ from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.wxml.builder import _Builder, _tok_loc
 from skillc.frontend.wxml.driver import _Driver, driver_for
 from skillc.frontend.wxml.nodes import Attribute, Document, Loc, Part, Wxs
-from skillc.frontend.wxml.recovery import _blank, _recover
+from skillc.frontend.wxml.recovery import _blank, _recover, _too_many_errors
 
 __all__ = ["MAX_RESTARTS", "parse_wxml"]
 
@@ -190,11 +190,7 @@ def _parse_rest(lark: Lark, builder: _Builder, start: int, restarts: int) -> Non
             return
         restarts += 1
         if restarts > MAX_RESTARTS:
-            builder.emit(
-                "WXML013",
-                f"more than {MAX_RESTARTS} syntax errors; the rest of the file is not checked",
-                builder.loc_at(resume, resume + 1),
-            )
+            _too_many_errors(builder, resume, MAX_RESTARTS)
             return
         builder.floor = resume
         source = _blank(text, resume)

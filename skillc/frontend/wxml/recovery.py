@@ -20,6 +20,15 @@ from skillc.frontend.wxml.text import decode_entities
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
+def _too_many_errors(b: _Builder, resume: int, limit: int) -> None:
+    """WXML013 at ``resume``: the parse gives up after ``limit`` restarts (the parser's and the driver's)."""
+    b.emit(
+        "WXML013",
+        f"more than {limit} syntax errors; the rest of the file is not checked",
+        b.loc_at(resume, resume + 1),
+    )
+
+
 def _blank(text: str, upto: int) -> str:
     """``text`` with everything before ``upto`` turned to spaces, newlines kept: positions stay true."""
     return _NOT_NEWLINE.sub(" ", text[:upto]) + text[upto:]
