@@ -112,3 +112,49 @@ def test_an_api_host_is_freed_without_the_cycle_collector(tmp_path: Path, no_cyc
     gone = weakref.ref(host)
     del host
     assert gone() is None
+
+
+CYCLES = """
+wx.modelContext.registerAPI('churn', async ({ rounds }) => {
+  // Each round leaves a ~1 KB cycle behind: only the cycle collector can free it.
+  for (let i = 0; i < rounds; i++) {
+    const a = { pad: new Array(100).fill(i) }
+    const b = { a }
+    a.b = b
+  }
+  return { content: [{ type: 'text', text: 'done ' + rounds }] }
+})
+"""
+
+
+def test_a_call_that_leaves_cycles_past_its_memory_limit_is_collected_in_time(tmp_path: Path) -> None:
+    """The collector waits for 1/8 of the memory limit in a call's context, never for the limit:
+    a call whose cyclic garbage adds up to 10x its limit still runs."""
+    apis = [{"name": "churn", "inputSchema": {"type": "object", "properties": {"rounds": {"type": "integer"}}}}]
+    rt = make_runtime(write_skill(tmp_path / "s", CYCLES, apis), tmp_path / "state", memory_limit=4 << 20)
+    try:
+        outcome = rt.call_blocking("churn", {"rounds": 40_000})
+    finally:
+        rt.close()
+    assert [d.code for d in outcome.diagnostics] == []
+    assert outcome.result.text == "done 40000"
+
+
+def test_a_context_collects_late_for_its_first_job_and_at_the_default_after(tmp_path: Path) -> None:
+    class Host:
+        def call_sync(self, name: str, args: Any) -> HostReply:
+            return HostReply.done()
+
+        async def call_async(self, name: str, args: Any) -> HostReply:
+            return HostReply.done()
+
+    limits = EngineLimits.of(RuntimeConfig(state_dir=tmp_path, memory_limit=64 << 20))
+    session = JsSession(Host(), limits, Deadline.after(5.0), None, native=True)
+    try:
+        native = session._native
+        assert native is not None
+        assert native.gc_threshold == 8 << 20
+        session.live_on()  # a card, once mounted
+        assert native.gc_threshold == 256 << 10
+    finally:
+        session.close()

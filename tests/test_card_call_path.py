@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillc.ir.diff import patches_to_plain
-from skillc.ir.render import RenderNode, to_plain
+from skillc.ir.render import RenderNode, json_bytes, to_plain
 
 from .test_component_vm import SKILL, Harness
 
@@ -28,6 +28,9 @@ def test_cards_on_the_same_content_render_once_and_each_keeps_its_own_state(tmp_
         assert all(to_plain(c.document) == drawn for c in (second, third, fourth))
         assert len({c.content_height for c in (first, second, third, fourth)}) == 1
         assert all([d.code for d in o.diagnostics] == [d.code for d in outcomes[0].diagnostics] for o in outcomes)
+        # A view of the kept render knows its size as a result writes it; one drawn anew does not.
+        assert first.document_bytes is None and second.document_bytes is None
+        assert third.document_bytes == fourth.document_bytes == len(json_bytes(drawn))
         # The third card took the second's render: no renderer state until something needs it.
         live, drew = h.host._live.peek(third.card_id), h.host._live.peek(first.card_id)
         assert live is not None and drew is not None
@@ -66,5 +69,20 @@ def test_an_evicted_card_is_detached_by_the_mount_that_takes_its_place(tmp_path:
         assert h.host._live.peek(first.card_id) is None
         view = h.run(h.host.card(first.card_id))  # rebuilt from its persisted data, as before
         assert view is not None and view.data["label"] == first.data["label"]
+    finally:
+        h.close()
+
+
+def test_a_mounted_card_collects_cycles_at_quickjs_default(tmp_path: Path) -> None:
+    """A card lives on between taps: after its mount its context no longer waits for 1/8 of its
+    memory limit before collecting cycles (a server holds many cards)."""
+    h = Harness(SKILL, tmp_path / "state")
+    try:
+        card = h.call("showTapper").card
+        assert card is not None
+        live = h.host._live.peek(card.card_id)
+        assert live is not None and live.card.vm is not None
+        native = live.card.vm.session._native
+        assert native is not None and native.gc_threshold == 256 << 10
     finally:
         h.close()

@@ -15,10 +15,13 @@ from typing import Any
 
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_types import Implementation
+from mcp_types import CallToolResult, Implementation, TextContent
 
 from skillc.runtime.config import RuntimeConfig
+from skillc.server import results
+from skillc.server.artefacts import ArtefactStore
 from skillc.server.consent import ConsentPolicy
+from skillc.server.results import document_by_reference
 from skillc.server.runner import ServeHandle, ServeOptions
 from tests.apps_bridge import HOST_ORIGIN, AppsHost, apps_bridge_bundle, apps_browser
 from tests.conftest import COFFEE
@@ -116,3 +119,44 @@ def test_an_oversized_result_keeps_its_data_by_reference(tmp_path: Path) -> None
     assert ref["uri"] == f"artefact://sha256/{hashlib.sha256(body).hexdigest()}?session={session}"
     assert (ref["mime"], ref["display_name"]) == ("application/json", "structuredContent.json")
     assert json.loads(body) == shown.structured_content and len(body) > 1024
+
+
+def _card_result(document: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(text="")], _meta={"skillc/card": {"cardId": "card-1", "document": document}}
+    )
+
+
+@pytest.mark.parametrize("spelt", [1e16, 1e-7, float("nan"), "中文\n", 10**20])
+def test_the_inline_limit_is_exact_in_bytes_as_written(spelt: Any) -> None:
+    """The quick size check never moves the edge: a document of exactly the limit stays inline, one
+    byte over goes by reference, whichever serialiser spells its numbers shorter."""
+    document = {"version": 1, "root": {"id": "r", "type": "view", "props": {"v": [spelt] * 200}}}
+    size = len(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    store = ArtefactStore()
+    at_limit = document_by_reference(_card_result(document), store, size, session_id="s", tool_call_id=None)
+    over = document_by_reference(_card_result(document), store, size - 1, session_id="s", tool_call_id=None)
+    assert at_limit.meta is not None and "document" in at_limit.meta["skillc/card"]
+    assert over.meta is not None and "documentRef" in over.meta["skillc/card"]
+    assert over.meta["skillc/card"]["documentRef"]["size_bytes"] == size
+
+
+def test_a_size_the_card_knows_decides_without_writing_the_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    document = {"version": 1, "root": {"id": "r", "type": "view", "props": {"v": ["x"] * 200}}}
+    size = len(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    store = ArtefactStore()
+
+    def written(value: Any) -> bytes:
+        raise AssertionError("the document was written to be measured")
+
+    with monkeypatch.context() as m:
+        m.setattr(results, "json_bytes", written)
+        m.setattr(results.pydantic_core, "to_json", written)
+        kept = document_by_reference(
+            _card_result(document), store, size, session_id="s", tool_call_id=None, document_bytes=size
+        )
+    over = document_by_reference(
+        _card_result(document), store, size - 1, session_id="s", tool_call_id=None, document_bytes=size
+    )
+    assert kept.meta is not None and "document" in kept.meta["skillc/card"]
+    assert over.meta is not None and over.meta["skillc/card"]["documentRef"]["size_bytes"] == size

@@ -124,6 +124,12 @@ def to_plain(doc: RenderDocument) -> dict[str, Any]:
     return {"version": doc.version, "viewport": doc.viewport.model_dump(mode="json"), "root": node_to_plain(doc.root)}
 
 
+def json_bytes(value: Any) -> bytes:
+    """A plain document (or any JSON value) as the compact UTF-8 JSON a tool result carries: the
+    bytes an inline limit counts and an artefact stores."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def from_plain(data: Any) -> RenderDocument:
     """Validate JSON data (e.g. a host's copy) back into a document."""
     return DOCUMENT_ADAPTER.validate_python(data)

@@ -198,6 +198,9 @@ def bound_metadata(metadata: dict[str, Any], limit: int) -> dict[str, Any]:
     kept; the largest values are replaced, one at a time, by ``{"$truncated": {"original_size",
     "max_size", "preview"}}`` until the rest fits. Should the markers alone not fit (thousands of
     keys), the whole metadata becomes one marker."""
+    small = _small_plain_copy(metadata, limit)
+    if small is not None:
+        return small
     texts = {str(k)[:_ID_MAX_BYTES]: _json_text(v) for k, v in metadata.items()}
     sizes = {k: len(t.encode("utf-8")) if t is not None else limit + 1 for k, t in texts.items()}
     kept = dict(texts)
@@ -214,6 +217,65 @@ def bound_metadata(metadata: dict[str, Any], limit: int) -> dict[str, Any]:
     if len(json.dumps(bounded, ensure_ascii=False).encode("utf-8")) > limit:
         return _marker(_json_text(metadata), limit)
     return bounded
+
+
+_PLAIN_DEPTH = 8  # deeper values take the general path (which also survives recursion limits)
+_BIG_INT = 10**30  # a longer int may not fit its 36 bytes (or be printable at all: int_max_str_digits)
+
+
+def _small_plain_copy(metadata: dict[str, Any], limit: int) -> dict[str, Any] | None:
+    """A copy of ``metadata`` when it surely fits ``limit`` as it is: every key a short ``str``,
+    every value plain JSON (exact str without lone surrogates, int, float, bool, None, and lists
+    and dicts of them, not deeper than ``_PLAIN_DEPTH``), and an upper bound of its JSON size
+    within the limit. None: :func:`bound_metadata`'s general path decides.
+
+    Most events carry a few short fields (a tool name, a duration, a card id): for them this is
+    what the general path would return, without a JSON round trip per value. The size bound
+    counts 6 bytes per character of a string or key (the longest a JSON escape makes of one) plus
+    6 for its quotes and punctuation, 36 per number, 4 per container: never below the real size.
+    """
+    budget = [limit]
+
+    def copy(value: Any, depth: int) -> Any:
+        kind = type(value)
+        if kind is str:
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: the general path makes it "?"
+                    raise _NotPlain from None
+            budget[0] -= 6 * len(value) + 6
+        elif kind is float or kind is bool or value is None or (kind is int and -_BIG_INT < value < _BIG_INT):
+            budget[0] -= 36
+        elif depth >= _PLAIN_DEPTH:
+            raise _NotPlain
+        elif kind is dict:
+            budget[0] -= 4
+            out = {}
+            for key, item in value.items():
+                if type(key) is not str or len(key) > _ID_MAX_BYTES // 4:
+                    raise _NotPlain
+                budget[0] -= 6 * len(key) + 6
+                out[key] = copy(item, depth + 1)
+            value = out
+        elif kind is list:
+            budget[0] -= 4
+            value = [copy(item, depth + 1) for item in value]
+        else:
+            raise _NotPlain
+        if budget[0] < 0:
+            raise _NotPlain
+        return value
+
+    try:
+        kept: dict[str, Any] = copy(metadata, 0)
+    except _NotPlain:
+        return None
+    return kept
+
+
+class _NotPlain(Exception):
+    """Raised inside :func:`_small_plain_copy`'s walk: the value needs the general path."""
 
 
 @dataclass(frozen=True)

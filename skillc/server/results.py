@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
+import pydantic_core
 from mcp_types import CallToolResult, ContentBlock, InputRequiredResult, TextContent
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
@@ -24,6 +25,7 @@ from pydantic_core import PydanticSerializationError
 from skillc.backends.cardspec_backend import new_card
 from skillc.backends.cardspec_fallback import fallback_card
 from skillc.diagnostics import Diagnostic
+from skillc.ir.render import json_bytes
 from skillc.runtime.api.result import Handoff, handoff_of
 from skillc.runtime.api.values import clean, replaced_note
 from skillc.runtime.cards.card_models import CallOutcome, CardUpdatesView, EventOutcome
@@ -232,8 +234,17 @@ def with_console(result: ToolResultT, sources: list[tuple[str, list[ConsoleEntry
 RENDER_IR_MIME = "application/vnd.skillc.render-ir+json"
 
 
-def _json_bytes(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+def _surely_within(value: Any, limit: int) -> bool:
+    """Whether ``value`` as :func:`json_bytes` writes it is surely within ``limit`` bytes, judged
+    by pydantic's serialiser, 4-5x faster than the json module on a Render IR document. The two
+    differ only in how numbers are spelt (``1e16`` against ``1e+16``, ``NaN`` against ``null``),
+    never by half, so a size within two thirds of the limit settles it; anything closer, or what
+    pydantic cannot write (a lone surrogate), is measured as it will be written."""
+    try:
+        size = len(pydantic_core.to_json(value))
+    except (PydanticSerializationError, ValueError):
+        return False
+    return 3 * size <= 2 * limit
 
 
 def _stored(
@@ -248,16 +259,27 @@ def _stored(
 
 
 def document_by_reference(
-    result: CallToolResult, store: ArtefactStore, limit: int, *, session_id: str, tool_call_id: str | None
+    result: CallToolResult,
+    store: ArtefactStore,
+    limit: int,
+    *,
+    session_id: str,
+    tool_call_id: str | None,
+    document_bytes: int | None = None,
 ) -> CallToolResult:
     """A card whose Render IR is over ``limit`` bytes as JSON travels as an artefact: the card in
     ``_meta`` gets ``documentRef`` (a FileRef) instead of ``document``, and the view reads the bytes
-    with ``resources/read``, so a huge card never sits in a host's context."""
+    with ``resources/read``, so a huge card never sits in a host's context. ``document_bytes``: the
+    document's size when the card already knows it (a view of a first render it shares)."""
     meta = result.meta or {}
     card = meta.get(CARD_META)
     if not isinstance(card, dict) or "document" not in card:
         return result
-    body = _json_bytes(card["document"])
+    if document_bytes is not None and document_bytes <= limit:
+        return result
+    if document_bytes is None and _surely_within(card["document"], limit):
+        return result
+    body = json_bytes(card["document"])
     if len(body) <= limit:
         return result
     name = f"{card.get('cardId', 'card')}.render-ir.json"
@@ -280,7 +302,7 @@ def fallback_data_by_reference(
     fallback = meta.get(FALLBACK_META)
     if not isinstance(fallback, dict) or not fallback.get("componentPath") or result.structured_content is None:
         return result
-    body = _json_bytes(result.structured_content)
+    body = json_bytes(result.structured_content)
     ref = _stored(store, body, "application/json", "structuredContent.json", session_id, tool_call_id)
     if ref is None:
         return result

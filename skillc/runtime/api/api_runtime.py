@@ -249,7 +249,7 @@ class ApiRuntime:
             return prepared
         if chain.risk.needs_approval:
             return None
-        if deadline.tripped.is_set():  # the caller was answered while the arguments were checked
+        if deadline.is_tripped():  # the caller was answered while the arguments were checked
             late = _Chain(self, chain.api_name, chain.started)  # nobody reads it: no audit, no shared state
             return late.fail("RUN012", _stopped(chain.api_name, deadline.seconds))
         chain.vm_started = True

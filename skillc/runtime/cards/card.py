@@ -203,6 +203,7 @@ class Card:
             self._drain(step)
             if step.failure is None:
                 self._check_overflow(step)
+            vm.session.live_on()
         except JsFault as fault:
             self._fault(step, fault)
         return self._finish(step)
@@ -235,6 +236,7 @@ class Card:
                     file=self._file,
                 )
             )
+            vm.session.live_on()
         except JsFault as fault:
             self._fault(step, fault)
         return self._finish(step)
@@ -405,7 +407,7 @@ class Card:
 
     def view(self, session_id: str) -> CardView:
         """A snapshot: later events do not change it."""
-        return CardView(
+        view = CardView(
             card_id=self.card_id,
             component_path=self.binding.component_path,
             api_name=self.binding.api_name,
@@ -419,6 +421,9 @@ class Card:
             pending_timers=self.timers.count if self.vm is not None else 0,
             cursor=self.updates.cursor if self.updates is not None else None,
         )
+        if self._first is not None:  # the kept document itself: its size was measured when it was kept
+            view._document_bytes = self._first.wire_bytes
+        return view
 
     @property
     def data(self) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
 from skillc.diagnostics import Diagnostic
@@ -180,6 +180,12 @@ class CardView(_Wire):
     content_height: float = Field(description="the layout estimate of the rendered height, px")
     pending_timers: int = Field(default=0, description="live timers (cards with scope.dynamic)")
     cursor: str | None = Field(default=None, description="the card's update stream position (scope.dynamic)")
+    # The document's size as compact JSON when it is known without writing it (ir.render.json_bytes).
+    _document_bytes: int | None = PrivateAttr(default=None)
+
+    @property
+    def document_bytes(self) -> int | None:
+        return self._document_bytes
 
     def wire(self, *, with_data: bool = True) -> dict[str, Any]:
         """camelCase JSON; ``with_data=False`` leaves out the card's data (up to 200 KB), which a

@@ -20,7 +20,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from skillc.diagnostics import Diagnostic
-from skillc.ir.render import RenderDocument
+from skillc.ir.render import RenderDocument, json_bytes, to_plain
 
 FirstRenderKey = tuple[str, Hashable, str]  # component path, viewport, the data as JSON text
 
@@ -30,6 +30,7 @@ class FirstRender:
     document: RenderDocument  # never changed: each card's view takes a clone
     height: float
     diagnostics: tuple[Diagnostic, ...]  # what the render reported, reported again by each card
+    wire_bytes: int  # the document's size as compact UTF-8 JSON: each view's, without writing it
 
 
 class FirstRenders:
@@ -49,7 +50,8 @@ class FirstRenders:
         """Keep a private copy of ``document`` (the card that drew it goes on changing its own)."""
         if next(itertools.islice(document.root.walk(), self.max_nodes, None), None) is not None:
             return
-        render = FirstRender(document.clone(), height, tuple(diagnostics))
+        kept = document.clone()
+        render = FirstRender(kept, height, tuple(diagnostics), len(json_bytes(to_plain(kept))))
         with self._lock:
             self._renders[key] = render
             while len(self._renders) > self.bound:

@@ -33,6 +33,13 @@ from skillc.runtime.sandbox.native import Deadline, NativeContext
 FaultKind = Literal["timeout", "memory", "stack", "stalled", "error"]
 
 
+# The cycle collector's threshold while a context does its first job, as a share of the memory
+# limit (8 MB of the default 64 MB): well above what a call allocates, well below the limit
+# (native.NativeContext.set_gc_threshold). A context that lives on goes back to QuickJS's own.
+GC_THRESHOLD_SHARE = 8
+QUICKJS_GC_THRESHOLD = 256 << 10
+
+
 class JsFault(Exception):
     """The context cannot go on: deadline, memory or stack exhausted, or nothing left to wait for."""
 
@@ -199,6 +206,7 @@ class JsSession:
         if native:
             self._native = NativeContext(ctx)
             self._native.set_deadline(deadline)
+            self._native.set_gc_threshold(limits.memory_limit // GC_THRESHOLD_SHARE)
         # Through weak references: the context holding the session's methods would make a cycle, and
         # every context would then wait for the cycle collector instead of being freed with its session.
         ctx.add_callable("__skillc_host_sync", _weakly(self._host_sync, _PAST_DEADLINE))
@@ -233,6 +241,12 @@ class JsSession:
         except ValueError as exc:  # the binding refuses sources with NUL bytes
             return f"SyntaxError: {exc}"
         return None
+
+    def live_on(self) -> None:
+        """The context outlives its first job (a card between taps): collect cycles at QuickJS's
+        own threshold from now on, so garbage a long-lived card makes is not kept for long."""
+        if self._native is not None:
+            self._native.set_gc_threshold(QUICKJS_GC_THRESHOLD)
 
     def pick(self, name: str) -> Any:
         """A driver function the prelude or a VM script exported (only Python holds these)."""

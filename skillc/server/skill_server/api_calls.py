@@ -149,6 +149,7 @@ class ApiCalls:
                 self._inline_document_bytes,
                 session_id=trace.session_id,
                 tool_call_id=trace.tool_call_id,
+                document_bytes=outcome.card.document_bytes if outcome.card is not None else None,
             )
             result = fallback_data_by_reference(
                 result, self._artefacts, session_id=trace.session_id, tool_call_id=trace.tool_call_id
