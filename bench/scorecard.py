@@ -24,7 +24,8 @@ Rows (``--rows`` takes these numbers):
   5  first render 2571 items (18 007 nodes): per-node cost against the 20-item cost
   6  tools/call searchDrinks, server CPU per request, with the card and without: skillc serve vs a bare
      mcp SDK server, both up at once, batches interleaved (bench/callpath.py)
-  7  the same with 20 concurrent clients: calls/s and p99
+  7  the same with 20 concurrent clients, skillc serve --workers 2: calls/s and p99 (the goal: 400
+     calls/s, or the 200 calls per server CPU-second that imply it on two cores)
   8  Atomic API VM calls/s, trivial API, one thread vs a bare QuickJS context per call
   9  WXML parse + lower of the npm corpus (TDesign, WeUI, Vant), ~250 KB, vs wcc over each library
   10 WXSS parse of the npm corpus, ~900 KB, vs wcsc over each library
@@ -431,6 +432,9 @@ class ServeFigures:
     client_ms: float  # the load client's CPU per call in the 20-client run
 
 
+ROW7_WORKERS = 2  # skillc serve's worker processes in row 7, as issue 31 asks
+
+
 def serve_rows(rows: set[int], s: Settings) -> list[Row]:
     serve_load = load_bench("serve_load")
     name = "bare mcp SDK server"
@@ -449,7 +453,7 @@ def serve_rows(rows: set[int], s: Settings) -> list[Row]:
     port = serve_load.free_port()
     with tempfile.TemporaryDirectory() as state:
         cmd = [sys.executable, "-m", "skillc", "serve", str(SKILL), "--port", str(port), "--state-dir", state]
-        ours = measure(cmd, port, card=True)
+        ours = measure([*cmd, "--workers", str(ROW7_WORKERS)], port, card=True)
     bare = ServeFigures(None, None, None, 0.0)
     note = ""
     try:
@@ -463,8 +467,13 @@ def serve_rows(rows: set[int], s: Settings) -> list[Row]:
         client = f"row 7: the load client used {ours.client_ms:.2f} ms CPU per call against skillc"
         if bare.rate is not None:
             client += f", {bare.client_ms:.2f} ms against the bare server"
-        rate_goal = ">= 400 calls/s"
-        out.append(Row("7 serve 20 clients, calls/s", ours.rate, name, bare.rate, rate_goal, ours.rate.wall >= 400))
+        # The goal (issue 31): 400 calls/s with two workers on a quiet 2-core machine, or the CPU per
+        # call that implies it (200 calls per server CPU-second): the load client shares the cores.
+        rate_goal = ">= 400 calls/s (or >= 200 per server CPU-s)"
+        met = ours.rate.wall >= 400 or (ours.rate.cpu or 0.0) * 2 >= 400
+        out.append(
+            Row(f"7 serve 20 clients, calls/s (--workers {ROW7_WORKERS})", ours.rate, name, bare.rate, rate_goal, met)
+        )
         out[-1] = replace(out[-1], note=client, peer_note=note)
         out.append(Row("7 serve 20 clients, p99 ms", ours.p99, name, bare.p99, "< 50 ms", ours.p99.wall < 50))
         out[-1] = replace(out[-1], peer_note=note)

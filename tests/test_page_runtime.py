@@ -209,3 +209,16 @@ def test_app_calls_page_events_unknown_tags_and_a_broken_json_are_reported(tmp_p
         opened.page.close()
     finally:
         rt.close()
+
+
+def test_a_loaded_page_collects_cycles_at_quickjs_default(runtime: ApiRuntime) -> None:
+    """A page lives on between taps, as a card does: once loaded, its context no longer waits for
+    1/8 of its memory limit before collecting cycles."""
+    opened = open_page(runtime, "/pages/order/detail?orderId=T-8&cups=1", PHONE)
+    assert opened.page is not None
+    try:
+        vm = opened.page.vm
+        assert vm is not None and vm.session._native is not None
+        assert vm.session._native.gc_threshold == 256 << 10
+    finally:
+        opened.page.close()

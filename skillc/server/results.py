@@ -237,7 +237,7 @@ RENDER_IR_MIME = "application/vnd.skillc.render-ir+json"
 def _surely_within(value: Any, limit: int) -> bool:
     """Whether ``value`` as :func:`json_bytes` writes it is surely within ``limit`` bytes, judged
     by pydantic's serialiser, 4-5x faster than the json module on a Render IR document. The two
-    differ only in how numbers are spelt (``1e16`` against ``1e+16``, ``NaN`` against ``null``),
+    differ only in how they spell some numbers (``1e-7`` against ``1e-07``: a byte or so each),
     never by half, so a size within two thirds of the limit settles it; anything closer, or what
     pydantic cannot write (a lone surrogate), is measured as it will be written."""
     try:
