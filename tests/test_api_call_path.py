@@ -154,7 +154,7 @@ def test_a_context_collects_late_for_its_first_job_and_at_the_default_after(tmp_
         native = session._native
         assert native is not None
         assert native.gc_threshold == 8 << 20
-        session.live_on()  # a card, once mounted
+        session.collect_as_usual()  # a card, once mounted
         assert native.gc_threshold == 256 << 10
     finally:
         session.close()

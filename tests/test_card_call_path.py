@@ -4,9 +4,14 @@ evicts is detached inside that mount's job, on the thread the new card takes ove
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from skillc.ir.diff import patches_to_plain
 from skillc.ir.render import RenderNode, json_bytes, to_plain
+from skillc.runtime.cards.component_vm import ComponentVm
+from skillc.runtime.config import RuntimeConfig
 
 from .test_component_vm import SKILL, Harness
 
@@ -86,3 +91,30 @@ def test_a_mounted_card_collects_cycles_at_quickjs_default(tmp_path: Path) -> No
         assert native is not None and native.gc_threshold == 256 << 10
     finally:
         h.close()
+
+
+def test_an_evicted_card_runs_detached_without_collecting_what_its_release_frees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its mount a card collects at QuickJS's default, so the first allocation of its next job
+    would run a collection; for detached, the last job before the context is released, that
+    collection would free nothing the release does not, so it runs with the late threshold again."""
+    seen: list[tuple[str, int]] = []
+    lifetime = ComponentVm.lifetime
+
+    def watched(vm: ComponentVm, name: str) -> Any:
+        native = vm.session._native
+        assert native is not None
+        seen.append((name, native.gc_threshold))
+        return lifetime(vm, name)
+
+    monkeypatch.setattr(ComponentVm, "lifetime", watched)
+    h = Harness(SKILL, tmp_path / "state", max_cards=1, threads=1)
+    try:
+        assert h.call("showTapper").card is not None
+        assert h.call("showTapper").card is not None  # evicts the first
+    finally:
+        h.close()
+    limit = RuntimeConfig(state_dir=tmp_path).memory_limit
+    assert [s for s in seen if s[0] == "detached"][:1] == [("detached", limit // 8)]
+    assert ("attached", limit // 8) in seen  # a mount's own lifetimes run late too

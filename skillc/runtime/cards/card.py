@@ -203,7 +203,7 @@ class Card:
             self._drain(step)
             if step.failure is None:
                 self._check_overflow(step)
-            vm.session.live_on()
+            vm.session.collect_as_usual()
         except JsFault as fault:
             self._fault(step, fault)
         return self._finish(step)
@@ -236,7 +236,7 @@ class Card:
                     file=self._file,
                 )
             )
-            vm.session.live_on()
+            vm.session.collect_as_usual()
         except JsFault as fault:
             self._fault(step, fault)
         return self._finish(step)
@@ -391,6 +391,7 @@ class Card:
         vm, self.vm = self.vm, None
         if vm is None:
             return diags
+        vm.session.collect_late()  # the context is released next: a collection now would be wasted
         if not self.dead:
             try:
                 err = vm.lifetime("detached")

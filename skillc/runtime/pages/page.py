@@ -99,7 +99,7 @@ class OpenPage:
                         self._js(step, "PAGE003", f"{self.route}.{hook} threw: {_describe(err)}", err)
                     self._drain(step, "PAGE003", f"{self.route}: a setData callback or async {hook}")
                 data = vm.snapshot()
-                vm.session.live_on()  # a page lives on between taps, as a card does
+                vm.session.collect_as_usual()  # a page lives on between taps, as a card does
         except JsFault as fault:
             self._fault(step, fault)
             data = self._last_data()

@@ -206,7 +206,7 @@ class JsSession:
         if native:
             self._native = NativeContext(ctx)
             self._native.set_deadline(deadline)
-            self._native.set_gc_threshold(limits.memory_limit // GC_THRESHOLD_SHARE)
+        self.collect_late()
         # Through weak references: the context holding the session's methods would make a cycle, and
         # every context would then wait for the cycle collector instead of being freed with its session.
         ctx.add_callable("__skillc_host_sync", _weakly(self._host_sync, _PAST_DEADLINE))
@@ -242,7 +242,14 @@ class JsSession:
             return f"SyntaxError: {exc}"
         return None
 
-    def live_on(self) -> None:
+    def collect_late(self) -> None:
+        """Collect cycles only past 1/8 of the memory limit: for work after which the context is
+        freed whole (its first job; a card's last, detached, before it is released), where a
+        collection on the way finds nothing that freeing would not free anyway."""
+        if self._native is not None:
+            self._native.set_gc_threshold(self._limits.memory_limit // GC_THRESHOLD_SHARE)
+
+    def collect_as_usual(self) -> None:
         """The context outlives its first job (a card between taps): collect cycles at QuickJS's
         own threshold from now on, so garbage a long-lived card makes is not kept for long."""
         if self._native is not None:
