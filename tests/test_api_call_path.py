@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,3 +159,21 @@ def test_a_context_collects_late_for_its_first_job_and_at_the_default_after(tmp_
         assert native.gc_threshold == 256 << 10
     finally:
         session.close()
+
+
+def test_a_deadline_tripped_before_or_after_its_event_is_made_sets_it() -> None:
+    """The event a waiter needs (a guard process's watcher) is made only when asked for; a trip
+    from another thread sets it whether it came before or after, and the flag reads at once."""
+    early = Deadline.after(60.0)
+    early.trip()
+    assert early.is_tripped() and early.expired() and early.remaining() == 0.0
+    assert early.tripped.is_set()
+
+    late = Deadline.after(60.0)
+    event = late.tripped
+    assert not event.is_set() and not late.expired() and late.remaining() > 59.0
+    waiter = threading.Thread(target=late.trip)
+    waiter.start()
+    assert event.wait(10.0)
+    waiter.join()
+    assert late.tripped is event and late.is_tripped()
