@@ -243,9 +243,10 @@ class JsSession:
         return None
 
     def collect_late(self) -> None:
-        """Collect cycles only past 1/8 of the memory limit: for work after which the context is
-        freed whole (its first job; a card's last, detached, before it is released), where a
-        collection on the way finds nothing that freeing would not free anyway."""
+        """Collect cycles only past 1/8 of the memory limit: while the context sets itself up and
+        does its first job (an API call's whole life, a card's mount), where collections find
+        nearly nothing (the runtime and the skill's modules are all alive), and for a card's last
+        job (detached) before its release, which frees everything anyway."""
         if self._native is not None:
             self._native.set_gc_threshold(self._limits.memory_limit // GC_THRESHOLD_SHARE)
 
