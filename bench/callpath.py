@@ -16,9 +16,12 @@ Every answer is checked (HTTP 200, no error, the three drinks, the card exactly 
 The table gives, per kind, the server CPU ms per call over all its rounds (the kernel counts CPU in
 clock ticks of 10 ms: a sum over the rounds, not a median of rounds that each round to a tick; a
 side below one tick over all its calls counts as one), the median latency,
-the ratio to the bare tool, and the calls/s that CPU allows on two cores (2000 / ms). With
+the ratio to the bare tool, the calls/s that CPU allows on two cores (2000 / ms), the payload
+and the server's context switches per call (all its threads, /proc/<pid>/task/*/status). With
 ``--clients N`` (default 20) a concurrent phase follows, also interleaved: N keep-alive clients
-(bench/http_load.py) on each of card and bare, calls/s by wall and per server CPU-second.
+(bench/http_load.py) on each of card and bare, calls/s by wall and per server CPU-second, p99 and
+context switches per call: what a call costs more under load than alone is mostly the interpreter
+lock changing hands between the server's threads, which these count.
 
     .venv/bin/python bench/callpath.py [--rounds 7] [--calls 40] [--clients 20] [--load-calls 600]
         [--workers 1] [--kinds card,apps,plain] [--quick]
@@ -68,8 +71,8 @@ def sibling(name: str) -> ModuleType:
     return module
 
 
-def tree_cpu_s(pid: int) -> float:
-    """utime + stime of ``pid`` and its live descendants (the workers), from /proc."""
+def _tree(pid: int) -> tuple[set[int], dict[int, int]]:
+    """``pid`` and its live descendants (the workers), and the clock ticks (utime + stime) of every process."""
     parents: dict[int, int] = {}
     ticks: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -88,7 +91,36 @@ def tree_cpu_s(pid: int) -> float:
         kids = [p for p, pp in parents.items() if pp == parent and p not in tree]
         tree.update(kids)
         frontier += kids
+    return tree, ticks
+
+
+def tree_cpu_s(pid: int) -> float:
+    """utime + stime of ``pid`` and its live descendants (the workers), from /proc."""
+    tree, ticks = _tree(pid)
     return sum(ticks.get(p, 0) for p in tree) * CLOCK_TICK_S
+
+
+def tree_switches(pid: int) -> int:
+    """Context switches (voluntary and not) of every thread of ``pid`` and its descendants so far.
+
+    Under load they count the hand-offs of the interpreter lock between a process's threads (the
+    event loop, the VM threads, the events writer): each is a futex wait and a wake-up, and they,
+    not the work, are what a call costs more at 20 clients than alone."""
+    total = 0
+    for p in _tree(pid)[0]:
+        try:
+            tasks = list(Path(f"/proc/{p}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                status = (task / "status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                    total += int(line.split()[1])
+    return total
 
 
 @contextmanager
@@ -142,10 +174,11 @@ class Target:
     calls: int = 0  # the calls of every batch
     latency_ms: list[float] = field(default_factory=list)
     payload_bytes: int = 0
+    switches: int = 0  # the server's context switches over every batch
 
     def batch(self, calls: int) -> None:
         check = check_for(self.kind)
-        c0 = tree_cpu_s(self.proc.pid)
+        c0, s0 = tree_cpu_s(self.proc.pid), tree_switches(self.proc.pid)
         for i in range(calls):
             body, headers = request(self.kind, i + 1)
             t0 = time.perf_counter()
@@ -156,6 +189,7 @@ class Target:
             if failure is not None:
                 raise RuntimeError(failure)
         self.cpu_s += tree_cpu_s(self.proc.pid) - c0
+        self.switches += tree_switches(self.proc.pid) - s0
         self.calls += calls
 
     def cpu_ms_per_call(self) -> float:
@@ -169,6 +203,7 @@ class Result:
     cpu_ms: float  # server CPU per call over every round
     latency_ms: float  # median latency
     payload_bytes: int
+    switches: float  # the server's context switches per call
 
 
 def sequential(targets: list[Target], rounds: int, calls: int, warm_up: int) -> list[Result]:
@@ -180,7 +215,10 @@ def sequential(targets: list[Target], rounds: int, calls: int, warm_up: int) -> 
     for r in range(rounds):
         for k in range(len(targets)):
             targets[(r + k) % len(targets)].batch(calls)
-    return [Result(t.label, t.cpu_ms_per_call(), statistics.median(t.latency_ms), t.payload_bytes) for t in targets]
+    return [
+        Result(t.label, t.cpu_ms_per_call(), statistics.median(t.latency_ms), t.payload_bytes, t.switches / t.calls)
+        for t in targets
+    ]
 
 
 @dataclass(frozen=True)
@@ -189,34 +227,28 @@ class Rate:
     calls_per_s: float  # by wall
     per_cpu_s: float  # calls per server CPU-second
     p99_ms: float
+    switches: float  # the server's context switches per call
 
 
 def concurrent(targets: list[Target], clients: int, calls: int, rounds: int) -> list[Rate]:
     """``clients`` keep-alive clients on each target in turn, ``rounds`` times; medians per target."""
     http_load = sibling("http_load")
-    figures: dict[str, list[tuple[float, float, float]]] = {t.label: [] for t in targets}
+    figures: dict[str, list[tuple[float, float, float, float]]] = {t.label: [] for t in targets}
     for r in range(rounds + 1):  # round 0 warms up
         for k in range(len(targets)):
             t = targets[(r + k) % len(targets)]
             encoded = [http_load.encode(t.url, *request(t.kind, i + 1)) for i in range(calls if r else 100)]
-            c0 = tree_cpu_s(t.proc.pid)
+            c0, s0 = tree_cpu_s(t.proc.pid), tree_switches(t.proc.pid)
             out = asyncio.run(http_load.load(t.url, encoded, clients, check_for(t.kind)))
-            cpu = tree_cpu_s(t.proc.pid) - c0
+            cpu, switches = tree_cpu_s(t.proc.pid) - c0, tree_switches(t.proc.pid) - s0
             if out.failures or len(out.latencies_ms) != len(encoded):
                 raise RuntimeError(f"{t.label}: {len(out.failures)} failed: {out.failures[:1]}")
             if r:
                 lat = sorted(out.latencies_ms)
                 p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
-                figures[t.label].append((len(lat) / out.elapsed_s, len(lat) / cpu if cpu else float("inf"), p99))
-    return [
-        Rate(
-            kind,
-            statistics.median(f[0] for f in fs),
-            statistics.median(f[1] for f in fs),
-            statistics.median(f[2] for f in fs),
-        )
-        for kind, fs in figures.items()
-    ]
+                per_cpu_s = len(lat) / cpu if cpu else float("inf")
+                figures[t.label].append((len(lat) / out.elapsed_s, per_cpu_s, p99, switches / len(lat)))
+    return [Rate(kind, *(statistics.median(f[i] for f in fs) for i in range(4))) for kind, fs in figures.items()]
 
 
 @dataclass(frozen=True)
@@ -277,11 +309,13 @@ def report(run: Run, workers: int, clients: int) -> None:
     bare = next(r for r in run.sequential if r.kind == "bare")
     print(f"tools/call searchDrinks, sequential, server CPU per call (serve --workers {workers}; latency: medians)")
     head = f"{'CPU ms/call':>11} {'latency ms':>10} {'x bare (CPU)':>12} {'2-core calls/s':>14} {'bytes':>6}"
+    head += f" {'switches':>8}"
     print(f"  {'kind':<11} {head}")
     for r in run.sequential:
         ratio = r.cpu_ms / bare.cpu_ms if bare.cpu_ms else float("nan")
         implied = 2000 / r.cpu_ms if r.cpu_ms else float("inf")
         figures = f"{r.cpu_ms:>11.2f} {r.latency_ms:>10.2f} {ratio:>11.2f}x {implied:>14.0f} {r.payload_bytes:>6}"
+        figures += f" {r.switches:>8.0f}"
         print(f"  {r.kind:<11} {figures}")
     worst = max((r for r in run.sequential if r.kind in KINDS), key=lambda r: r.cpu_ms)
     met = worst.cpu_ms <= GOAL_RATIO * bare.cpu_ms
@@ -291,7 +325,7 @@ def report(run: Run, workers: int, clients: int) -> None:
         for rate in run.rates:
             print(
                 f"  {rate.kind:<11} {rate.calls_per_s:>7.0f} calls/s  {rate.per_cpu_s:>7.0f} calls per server CPU-s"
-                f"  p99 {rate.p99_ms:.1f} ms"
+                f"  p99 {rate.p99_ms:.1f} ms  {rate.switches:.0f} context switches per call"
             )
 
 

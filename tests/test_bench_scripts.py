@@ -178,12 +178,16 @@ def test_callpath_prints_cpu_per_call_of_each_kind_beside_the_bare_sdk_tool() ->
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {
         m.group(1): float(m.group(3))
-        for m in re.finditer(r"^  (\S+) +(\d+\.\d\d) +\d+\.\d\d +(\d+\.\d\d)x +\d+ +\d+$", done.stdout, re.M)
+        for m in re.finditer(r"^  (\S+) +(\d+\.\d\d) +\d+\.\d\d +(\d+\.\d\d)x +\d+ +\d+ +\d+$", done.stdout, re.M)
     }
     assert set(rows) == {"card", "card@base", "apps", "apps@base", "plain", "plain@base", "bare"}, done.stdout
     assert rows["bare"] == 1.0  # the ratio column is against the bare SDK tool
     assert re.search(r"^  goal: <= 2x the bare SDK tool: (met|missed) \(worst: \w+\)$", done.stdout, re.M)
-    loaded = re.findall(r"^  (\S+) +\d+ calls/s +\d+ calls per server CPU-s  p99 ", done.stdout, re.M)
+    loaded = re.findall(
+        r"^  (\S+) +\d+ calls/s +\d+ calls per server CPU-s  p99 [\d.]+ ms  \d+ context switches per call$",
+        done.stdout,
+        re.M,
+    )
     assert loaded == ["card", "card@base", "bare"], done.stdout
 
 
