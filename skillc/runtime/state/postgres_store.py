@@ -291,7 +291,8 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
     from psycopg.types.array import ListBinaryDumper
 
     conn.adapters.register_dumper(list, ListBinaryDumper)
-    conn.execute("SET plan_cache_mode = force_generic_plan")
+    if conn.info.server_version >= 120000:  # the setting is PostgreSQL 12's; older servers plan as they did
+        conn.execute("SET plan_cache_mode = force_generic_plan")
 
 
 def _lost(conn: psycopg.Connection[Any]) -> bool:
