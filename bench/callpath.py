@@ -104,8 +104,8 @@ def tree_switches(pid: int) -> int:
     """Context switches (voluntary and not) of every thread of ``pid`` and its descendants so far.
 
     Under load they count the hand-offs of the interpreter lock between a process's threads (the
-    event loop, the VM threads, the events writer): each is a futex wait and a wake-up, and they,
-    not the work, are what a call costs more at 20 clients than alone."""
+    event loop, the VM threads, the events writer): each is a futex wait and a wake-up, and they
+    are most of what a call costs more at 20 clients than alone."""
     total = 0
     for p in _tree(pid)[0]:
         try:
