@@ -71,8 +71,8 @@ def sibling(name: str) -> ModuleType:
     return module
 
 
-def _tree(pid: int) -> tuple[set[int], dict[int, int]]:
-    """``pid`` and its live descendants (the workers), and the clock ticks (utime + stime) of every process."""
+def _tree_ticks(pid: int) -> dict[int, int]:
+    """The clock ticks (utime + stime) of ``pid`` and of each of its live descendants (the workers)."""
     parents: dict[int, int] = {}
     ticks: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -91,23 +91,24 @@ def _tree(pid: int) -> tuple[set[int], dict[int, int]]:
         kids = [p for p, pp in parents.items() if pp == parent and p not in tree]
         tree.update(kids)
         frontier += kids
-    return tree, ticks
+    return {p: ticks.get(p, 0) for p in tree}
 
 
 def tree_cpu_s(pid: int) -> float:
     """utime + stime of ``pid`` and its live descendants (the workers), from /proc."""
-    tree, ticks = _tree(pid)
-    return sum(ticks.get(p, 0) for p in tree) * CLOCK_TICK_S
+    return sum(_tree_ticks(pid).values()) * CLOCK_TICK_S
 
 
-def tree_switches(pid: int) -> int:
-    """Context switches (voluntary and not) of every thread of ``pid`` and its descendants so far.
+def tree_usage(pid: int) -> tuple[float, int]:
+    """:func:`tree_cpu_s`, and the context switches (voluntary and not) of every thread of the same
+    processes so far, from one walk of /proc.
 
-    Under load they count the hand-offs of the interpreter lock between a process's threads (the
-    event loop, the VM threads, the events writer): each is a futex wait and a wake-up, and they
+    Under load the switches count the hand-offs of the interpreter lock between a process's threads
+    (the event loop, the VM threads, the events writer): each is a futex wait and a wake-up, and they
     are most of what a call costs more at 20 clients than alone."""
-    total = 0
-    for p in _tree(pid)[0]:
+    ticks = _tree_ticks(pid)
+    switches = 0
+    for p in ticks:
         try:
             tasks = list(Path(f"/proc/{p}/task").iterdir())
         except OSError:
@@ -119,8 +120,8 @@ def tree_switches(pid: int) -> int:
                 continue
             for line in status.splitlines():
                 if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
-                    total += int(line.split()[1])
-    return total
+                    switches += int(line.split()[1])
+    return sum(ticks.values()) * CLOCK_TICK_S, switches
 
 
 @contextmanager
@@ -178,7 +179,7 @@ class Target:
 
     def batch(self, calls: int) -> None:
         check = check_for(self.kind)
-        c0, s0 = tree_cpu_s(self.proc.pid), tree_switches(self.proc.pid)
+        c0, s0 = tree_usage(self.proc.pid)
         for i in range(calls):
             body, headers = request(self.kind, i + 1)
             t0 = time.perf_counter()
@@ -188,8 +189,9 @@ class Target:
             failure = check(reply.status_code, reply.json())
             if failure is not None:
                 raise RuntimeError(failure)
-        self.cpu_s += tree_cpu_s(self.proc.pid) - c0
-        self.switches += tree_switches(self.proc.pid) - s0
+        c1, s1 = tree_usage(self.proc.pid)
+        self.cpu_s += c1 - c0
+        self.switches += s1 - s0
         self.calls += calls
 
     def cpu_ms_per_call(self) -> float:
@@ -238,9 +240,10 @@ def concurrent(targets: list[Target], clients: int, calls: int, rounds: int) -> 
         for k in range(len(targets)):
             t = targets[(r + k) % len(targets)]
             encoded = [http_load.encode(t.url, *request(t.kind, i + 1)) for i in range(calls if r else 100)]
-            c0, s0 = tree_cpu_s(t.proc.pid), tree_switches(t.proc.pid)
+            c0, s0 = tree_usage(t.proc.pid)
             out = asyncio.run(http_load.load(t.url, encoded, clients, check_for(t.kind)))
-            cpu, switches = tree_cpu_s(t.proc.pid) - c0, tree_switches(t.proc.pid) - s0
+            c1, s1 = tree_usage(t.proc.pid)
+            cpu, switches = c1 - c0, s1 - s0
             if out.failures or len(out.latencies_ms) != len(encoded):
                 raise RuntimeError(f"{t.label}: {len(out.failures)} failed: {out.failures[:1]}")
             if r:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skillc.runtime.state import StateStore, open_state, parse_state_url
+from skillc.runtime.state import StateStore, close_pools, open_state, parse_state_url
 from skillc.runtime.state import store as store_module
 from skillc.server.events import EventHub, EventLimits, EventQuery, SessionEvent
 
@@ -99,19 +99,21 @@ def test_postgresql_plans_the_events_statement_once_per_connection(postgres_url:
     generic plan is made once per connection and serves every call after it."""
     from skillc.runtime.config import PoolSettings
 
-    url = parse_state_url(postgres_url)
-    store = open_state(url.model_copy(update={"pool": PoolSettings(min_size=1, max_size=1)}))
+    # A pool of its own (one connection), which the fixture's close_pools does not name: closed here.
+    url = parse_state_url(postgres_url).model_copy(update={"pool": PoolSettings(min_size=1, max_size=1)})
+    store = open_state(url)
     hub = EventHub(EventLimits(max_events=20), store=store)
-    for n in range(8):  # PostgreSQL's default tries five custom plans before it settles on a generic one
-        asyncio.run(_call(hub, "s", [f"call {n}"]))
-    hub.close()
-    # pg_prepared_statements shows the statements of this session only: the pool's one connection.
-    rows = store.execute(
-        "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO events%'"
-    )
-    assert len(rows) == 1
-    generic, custom = rows[0]
-    assert custom == 0 and generic >= 7, (generic, custom)
-    assert [e.message for e in EventHub(EventLimits(max_events=20), store=store).page(EventQuery("s")).events] == [
-        f"call {n}" for n in range(8)
-    ]
+    try:
+        for n in range(8):  # PostgreSQL's default tries five custom plans before it settles on a generic one
+            asyncio.run(_call(hub, "s", [f"call {n}"]))
+        # pg_prepared_statements shows the statements of this session only: the pool's one connection.
+        rows = store.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO events%'"
+        )
+        assert len(rows) == 1
+        generic, custom = rows[0]
+        assert custom == 0 and generic >= 7, (generic, custom)
+        assert [e.message for e in hub.page(EventQuery("s")).events] == [f"call {n}" for n in range(8)]
+    finally:
+        hub.close()
+        close_pools(url)
