@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
+import itertools
 import os
 import statistics
 import subprocess
@@ -143,10 +144,20 @@ def serving(
         proc.wait(timeout=30)
 
 
+# --distinct: each skillc request carries an argument of its own (a number the API ignores), so no
+# two cards mount on the same notifications and none takes a kept mount (docs/serve.md).
+_nonces: itertools.count[int] | None = None
+
+
 def request(kind: str, i: int) -> tuple[dict[str, object], dict[str, str]]:
     """serve_load.py's request of a client of ``kind`` (card / bare: a 2025-era one)."""
     serve_load = sibling("serve_load")
-    return serve_load.request_for("legacy" if kind in ("card", "bare") else kind, i)  # type: ignore[no-any-return]
+    body, headers = serve_load.request_for("legacy" if kind in ("card", "bare") else kind, i)
+    if _nonces is not None and kind != "bare":
+        params = body["params"]
+        assert isinstance(params, dict)
+        params["arguments"] = {**params["arguments"], "nonce": next(_nonces)}
+    return body, headers
 
 
 def check_for(kind: str) -> Callable[[int, Any], str | None]:
@@ -346,8 +357,16 @@ def main() -> None:
         help="a folder holding another skillc package (e.g. `git archive REV skillc | tar -x -C DIR`):"
         " its serve runs too, interleaved, its kinds labelled @base",
     )
+    parser.add_argument(
+        "--distinct",
+        action="store_true",
+        help="every skillc call's arguments differ (an extra number the API ignores): no card takes a kept mount",
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run (2 rounds of 5 calls, 4 clients)")
     opts = parser.parse_args()
+    if opts.distinct:
+        global _nonces
+        _nonces = itertools.count(1)
     if opts.quick:
         opts.rounds, opts.calls, opts.clients, opts.load_calls = 2, 5, 4, 40
     kinds = [k.strip() for k in opts.kinds.split(",") if k.strip()]

@@ -4,6 +4,7 @@ installed without its execute bit, and bench/growth.py at small sizes. Speed is 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import os
 import re
 import shutil
@@ -189,6 +190,19 @@ def test_callpath_prints_cpu_per_call_of_each_kind_beside_the_bare_sdk_tool() ->
         re.M,
     )
     assert loaded == ["card", "card@base", "bare"], done.stdout
+
+
+def test_callpath_distinct_gives_every_skillc_call_arguments_of_its_own() -> None:
+    callpath = load_bench("callpath")
+    callpath._nonces = itertools.count(1)
+    try:
+        args = [callpath.request(kind, 1)[0]["params"]["arguments"] for kind in ("card", "apps", "plain", "card")]
+        assert [a["keyword"] for a in args] == ["latte"] * 4
+        assert len({a["nonce"] for a in args}) == 4  # no two cards mount on the same notifications
+        assert callpath.request("bare", 1)[0]["params"]["arguments"] == {"keyword": "latte"}
+    finally:
+        callpath._nonces = None
+    assert "nonce" not in callpath.request("card", 1)[0]["params"]["arguments"]
 
 
 def test_serve_load_rejects_bad_worker_counts() -> None:

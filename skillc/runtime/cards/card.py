@@ -1,6 +1,8 @@
 """One card instance: its Component VM, its renderer, and its lifecycle.
 
-    mount:   created -> attached -> Input -> Result -> first Render IR -> (Overflow)
+    mount:   created -> attached -> Input -> Result -> first Render IR -> (Overflow); or, when
+             a card mounted on the same notifications had code that reached nothing outside
+             its context, that card's data, and the context built later, if ever
     event:   tap / image load, error -> handler(s) -> setData -> incremental re-render -> patches
     timer:   (scope.dynamic) a due timer's callback -> setData -> patches, like an event
     expire:  Expire notification, timers cleared, marked expired (shows expiredText)
@@ -36,6 +38,7 @@ from skillc.runtime.cards.card_updates import CardUpdates, UpdateKind
 from skillc.runtime.cards.component_host import CardBinding, ComponentHost
 from skillc.runtime.cards.component_vm import ComponentVm
 from skillc.runtime.cards.first_renders import FirstRender, FirstRenders
+from skillc.runtime.cards.kept_mounts import KeptMount, KeptMounts, MountKey
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ApiCallContext, AtomicApiResult, ConsoleEntry
 from skillc.runtime.host.storage import Storage
@@ -88,6 +91,16 @@ class CardSetup:
     timing: TimerSetup | None = None  # the card host's clock for a dynamic card's timers
     first_heights: FirstHeights | None = None  # the host's first-render heights, shared by its cards
     first_renders: FirstRenders | None = None  # the host's first-render documents, shared by its cards
+    kept_mounts: KeptMounts | None = None  # the host's mounts that need no context, shared by its cards
+
+
+@dataclass(frozen=True)
+class Replay:
+    """How a card that started without a context builds one: its mount, run again."""
+
+    input_text: str  # the Input and Result notifications' payloads, as JSON
+    result_text: str
+    kept: KeptMount
 
 
 @dataclass
@@ -137,6 +150,8 @@ class Card:
         self._first: FirstRender | None = None
         self._unrendered: dict[str, Any] | None = None
         self.vm: ComponentVm | None = None
+        # A card mounted from a kept mount has no context until its code is needed (kept_mounts.py).
+        self._replay: Replay | None = None
         # The last data that rendered within the limits, as JSON: what the card table stores and
         # what a card that goes over a limit goes back to. None until the first render succeeds.
         self.data_json: str | None = None
@@ -174,26 +189,20 @@ class Card:
                 "_meta": result.meta,
             }
         }
+        input_text = json.dumps({"input": arguments}, ensure_ascii=False)
+        result_text = json.dumps(payload, ensure_ascii=False)
+        key: MountKey = (self.binding.component_path, self.setup.viewport, input_text, result_text)
+        mounts = self.setup.kept_mounts
+        kept = mounts.get(key) if mounts is not None else None
+        if kept is not None:
+            return self._mount_kept(step, Replay(input_text, result_text, kept))
+        purity = None
         try:
             vm = self._start(step)
             if vm is None:
                 return self._finish(step)
-            phases: list[tuple[str, str, Callable[[], JsError | None]]] = [
-                # WeChat's order: the instance is created and attached, then the notifications
-                # arrive, so a card may set fallbacks in attached and override them from Result.
-                ("CMPVM002", "lifetimes.created", vm.create),
-                ("CMPVM002", "lifetimes.attached", lambda: vm.lifetime("attached")),
-                ("CMPVM003", "its Input notification handler", lambda: vm.notify("Input", {"input": arguments})),
-                ("CMPVM003", "its Result notification handler", lambda: vm.notify("Result", payload)),
-            ]
-            for code, where, run in phases:
-                err = run()
-                if err is None:
-                    late = vm.take().errors  # a rejected async handler counts as throwing
-                    err = late[0] if late else None
-                if err is not None:
-                    self._fail(step, code, f"{self._name} threw in {where}: {self._describe(err)}", err)
-                    return self._finish(step)
+            if not self._run_mount(vm, step, input_text, result_text):
+                return self._finish(step)
             text = vm.snapshot_text()
             if self._too_big(step, _utf8_size(text), "its data"):
                 return self._finish(step)
@@ -203,10 +212,71 @@ class Card:
             self._drain(step)
             if step.failure is None:
                 self._check_overflow(step)
+            if mounts is not None and step.failure is None:
+                purity = vm.purity()
             vm.session.collect_as_usual()
         except JsFault as fault:
             self._fault(step, fault)
+        step = self._finish(step)
+        keep = purity is not None and purity.pure and not purity.detached
+        keep = keep and not (step.failure or step.patches or step.data_changed or step.actions or step.console)
+        if keep and mounts is not None and self._overflow_reported is None and self.data_json is not None:
+            assert purity is not None
+            mounts.keep(key, KeptMount(text, self.data_json, purity.listening))
+        return step
+
+    def _run_mount(self, vm: ComponentVm, step: Step, input_text: str, result_text: str) -> bool:
+        """The mount's code, in WeChat's order: the instance is created and attached, then the
+        notifications arrive (so a card may set fallbacks in attached and override them from
+        Result). False, with the failure in ``step``, when the component threw."""
+        phases: list[tuple[str, str, Callable[[], JsError | None]]] = [
+            ("CMPVM002", "lifetimes.created", vm.create),
+            ("CMPVM002", "lifetimes.attached", lambda: vm.lifetime("attached")),
+            ("CMPVM003", "its Input notification handler", lambda: vm.notify_text("Input", input_text)),
+            ("CMPVM003", "its Result notification handler", lambda: vm.notify_text("Result", result_text)),
+        ]
+        for code, where, run in phases:
+            err = run()
+            if err is None:
+                late = vm.take().errors  # a rejected async handler counts as throwing
+                err = late[0] if late else None
+            if err is not None:
+                self._fail(step, code, f"{self._name} threw in {where}: {self._describe(err)}", err)
+                return False
+        return True
+
+    def _mount_kept(self, step: Step, replay: Replay) -> Step:
+        """A mount from a kept one: its data and first render, and no context yet."""
+        kept = replay.kept
+        loaded = json.loads(kept.data_text)
+        if self._first_render(step, loaded if isinstance(loaded, dict) else {}, kept.data_text):
+            self._replay = replay
+            self.data_json = kept.data_json
         return self._finish(step)
+
+    def _awake(self, step: Step) -> ComponentVm | None:
+        """The card's context: built now, by running its mount again, if the card started without
+        one. None, with the failure in ``step``, when that fails (the card is then dead)."""
+        if self.vm is not None or self._replay is None:
+            return self.vm
+        replay, self._replay = self._replay, None
+        vm = self._start(step)
+        if vm is None:
+            return None
+        if not self._run_mount(vm, step, replay.input_text, replay.result_text):
+            self.dead = True
+            return None
+        if vm.snapshot_text() != replay.kept.data_text or self.data_json != replay.kept.data_json:
+            # Another instance's data came in since (refresh), or the mount did not repeat itself:
+            # the context takes the data the card shows, as a rebuilt card's does.
+            vm.restore(self.data)
+        self.host.take()  # a kept mount reached no host: nothing to report twice
+        vm.session.collect_as_usual()
+        return vm
+
+    @property
+    def closed(self) -> bool:
+        return self.dead or (self.vm is None and self._replay is None)
 
     def rebuild(self, data: dict[str, Any], expired: bool) -> Step:
         """A fresh context from persisted data: index.js, created and attached run, then data is restored."""
@@ -247,11 +317,12 @@ class Card:
         would lose a timer set in a Result handler), then rendered in full with no patches (the
         view has what that instance sent). Fails only when the copy is closed or cannot render."""
         step = Step()
-        if self.dead or self.vm is None:
+        if self.closed:
             step.failure = f"card {self.card_id} is closed"
             return step
         try:
-            self.vm.restore(data)
+            if self.vm is not None:  # one still without a context takes the data when it builds one
+                self.vm.restore(data)
             if not self._first_render(step, data):
                 return self._finish(step)
             self.data_json = dump_data(self.renderer.data)
@@ -263,7 +334,7 @@ class Card:
 
     def event(self, node_id: str, kind: str, detail: Any) -> Step:
         step = Step()
-        if self.dead or self.vm is None:
+        if self.closed:
             self._warn(step, f"card {self.card_id} is closed; the {kind} on {node_id} was ignored")
             return step
         if self.expired:
@@ -275,8 +346,10 @@ class Card:
             return step
         target = chain[-1]
         stamp = int((time.monotonic() - self._born) * 1000)
-        vm = self.vm
         try:
+            vm = self._awake(step)
+            if vm is None:
+                return self._finish(step)
             for node, binding in reached(chain, kind):
                 err, exists = vm.event(binding.handler, event_object(kind, stamp, target, node, binding, detail))
                 if not exists:
@@ -295,16 +368,21 @@ class Card:
 
     def expire(self) -> Step:
         step = Step()
-        if self.expired or self.dead or self.vm is None:
+        if self.expired or self.closed:
             self.expired = True
             return step
         self.expired = True
+        if self._replay is not None and "Expire" not in self._replay.kept.listening:
+            return step  # no context, no timers, no handler: expiring it runs nothing
         try:
-            err = self.vm.notify("Expire", {})
+            vm = self._awake(step)
+            if vm is None:
+                return self._finish(step)
+            err = vm.notify("Expire", {})
             if err is not None:
                 message = f"{self._name} threw in its Expire notification handler: {self._describe(err)}"
                 step.diagnostics.append(self._js_diag("CMPVM004", message, err))
-            self.vm.stop_timers()
+            vm.stop_timers()
             self.timers.clear_all()
             self._drain(step)
         except JsFault as fault:
@@ -366,7 +444,7 @@ class Card:
         changed, its container is narrower): one replaceRoot, later patches diff against it.
         Nothing runs in the component: WeChat resolves ``@media`` without telling the card."""
         step = Step()
-        if self.dead or self.vm is None or viewport == self.viewport:
+        if self.closed or viewport == self.viewport:
             return step
         renderer = CardRenderer(
             self.setup.component, viewport, sink=self.render_sink, limits=render_limits(self.setup.config)
@@ -388,8 +466,9 @@ class Card:
     def close(self) -> list[Diagnostic]:
         """detached, then release the context; returns what the detached lifetime reported."""
         diags: list[Diagnostic] = []
-        vm, self.vm = self.vm, None
-        if vm is None:
+        vm, self.vm, self._replay = self.vm, None, None
+        if vm is None:  # closed before, or never needed a context (a kept mount has no detached lifetime)
+            self.dead = True
             return diags
         vm.session.collect_late()  # the context is released next: a collection now would be wasted
         if not self.dead:

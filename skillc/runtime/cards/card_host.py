@@ -55,6 +55,7 @@ from skillc.runtime.cards.card_store import CardRecord, CardStore, Lru, StoredCa
 from skillc.runtime.cards.card_timers import RealClock, TimerClock, TimerSetup, VirtualClock
 from skillc.runtime.cards.component_host import CardBinding
 from skillc.runtime.cards.first_renders import FirstRenders
+from skillc.runtime.cards.kept_mounts import KeptMounts
 from skillc.runtime.cards.timer_driver import TimerDriver
 from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome, ApprovalRequest, AtomicApiResult
 from skillc.runtime.sandbox.engine import BackgroundLoop
@@ -131,6 +132,8 @@ class CardHost:
         self._first_heights = FirstHeights()
         # ... and from the third card on the same data, render once (first_renders.py).
         self._first_renders = FirstRenders()
+        # ... and a mount whose code reached nothing outside its context runs once (kept_mounts.py).
+        self._kept_mounts = KeptMounts()
         self._code = SkillCode.of(self.package, components=True)
         manifest = self.package.manifest
         self._declared = frozenset(a.name for a in manifest.apis) if manifest else frozenset()
@@ -783,6 +786,7 @@ class CardHost:
             timing=TimerSetup(self.clock, self._timer_order, self._new_stream(), self._hidden),
             first_heights=self._first_heights,
             first_renders=self._first_renders,
+            kept_mounts=self._kept_mounts,
         )
 
     def _compile(self, path: str) -> tuple[CompiledComponent | None, list[Diagnostic]]:

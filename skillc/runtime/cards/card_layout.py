@@ -13,7 +13,6 @@ without a px height is 3/4 of its width, or 240px). docs/components.md states th
 from __future__ import annotations
 
 import math
-import threading
 import unicodedata
 from collections.abc import Callable, Hashable, Mapping
 from functools import lru_cache
@@ -21,6 +20,7 @@ from functools import lru_cache
 from skillc.ir.css_values import gaps, line_clamp, px
 from skillc.ir.previews import DEFAULT_HEIGHT, PREVIEW_TAGS
 from skillc.ir.render import TEXT, RenderNode
+from skillc.runtime.cards.shared_memo import SharedMemo
 
 # A card repeats the same few lengths on every node; parsing each once keeps a mount's layout cheap.
 _px = lru_cache(maxsize=4096)(px)
@@ -176,7 +176,7 @@ class HeightCache:
         return height
 
 
-class FirstHeights:
+class FirstHeights(SharedMemo[tuple[str, Hashable, str], float]):
     """The height of a first render, by what decides it: the component, the viewport and the data.
 
     A first render is a function of those three, so cards mounted on the same data (every search
@@ -186,15 +186,4 @@ class FirstHeights:
     """
 
     def __init__(self, bound: int = 256) -> None:
-        self.bound = max(bound, 1)
-        self._heights: dict[tuple[str, Hashable, str], float] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, Hashable, str]) -> float | None:
-        return self._heights.get(key)
-
-    def put(self, key: tuple[str, Hashable, str], height: float) -> None:
-        with self._lock:
-            self._heights[key] = height
-            while len(self._heights) > self.bound:
-                del self._heights[next(iter(self._heights))]
+        super().__init__(bound)

@@ -101,11 +101,18 @@ class ComponentHost(ApiHost):
         )
         self._timers_refused = False  # CMPVM040 once per slice
         self._clamps_reported: set[str] = set()  # CMPVM041 once per card for each of the two
+        self.replayable_calls = 0  # the calls whose table entry says they may be made again (a kept mount)
         super().__init__(context, config, storage, app_id=app_id)
 
     def serves(self, call: HostCall) -> bool:
         # The stand-ins need an API call's consent: a card has none (its wx gets the stubs instead).
         return call.surface != "api"
+
+    def call_sync(self, name: str, args: Any) -> HostReply:
+        call = self._calls.get(name)
+        if call is not None and call.replayable:
+            self.replayable_calls += 1
+        return super().call_sync(name, args)
 
     def refusal(self, call: HostCall) -> str | None:
         if call.dynamic and not self.binding.dynamic:

@@ -281,7 +281,68 @@
     if (dynamic) installCardTimers();
   }
 
+  // -- what a mount read that its inputs do not decide (card.py keeps a mount only without) -----
+  // The clock, randomness and the collector's timing are the only inputs a context has besides
+  // its code, the notifications and the host calls (which Python counts): each is wrapped here,
+  // before any skill code runs, to note that it was read.
+  let nondeterministic = false;
+  let queried = false; // createSelectorQuery: its answers come from a render
+  function taint() { nondeterministic = true; }
+  function watched(fn) {
+    const wrapper = function () { taint(); return apply(fn, this, arguments); };
+    Object.defineProperty(wrapper, 'name', { value: fn.name }); // Date.now.name is still 'now'
+    return wrapper;
+  }
+  function watchConstructor(name, noArgsOnly) {
+    const Ctor = global[name];
+    if (typeof Ctor !== 'function') return;
+    const proxy = new Proxy(Ctor, {
+      construct: function (target, args, newTarget) {
+        if (!noArgsOnly || args.length === 0) taint();
+        return Reflect.construct(target, args, newTarget === proxy ? target : newTarget);
+      },
+      apply: function (target, self, args) { taint(); return apply(target, self, args); },
+    });
+    Object.defineProperty(global, name, { value: proxy, writable: true, configurable: true, enumerable: false });
+    // new Date().constructor === Date, as before
+    Object.defineProperty(Ctor.prototype, 'constructor', { value: proxy, writable: true, configurable: true, enumerable: false });
+  }
+  function watchNondeterminism() {
+    Math.random = watched(Math.random);
+    Date.now = watched(Date.now);
+    watchConstructor('Date', true); // new Date(ms) is a function of ms; new Date() reads the clock
+    watchConstructor('WeakRef', false);
+    watchConstructor('FinalizationRegistry', false);
+    const perf = global.performance; // its properties are read-only: the object is replaced
+    if (typeof perf === 'object' && perf !== null && typeof perf.now === 'function') {
+      const perfNow = perf.now;
+      const origin = perf.timeOrigin;
+      const watchedPerf = {};
+      Object.defineProperty(watchedPerf, 'now', { value: function now() { taint(); return apply(perfNow, perf, []); }, enumerable: true });
+      Object.defineProperty(watchedPerf, 'timeOrigin', { get: function () { taint(); return origin; }, enumerable: true });
+      Object.defineProperty(global, 'performance', { value: freeze(watchedPerf), writable: true, configurable: true, enumerable: true });
+    }
+  }
+  // Whether the instance's state so far follows from its code and notifications alone, and what
+  // a card without a context must still know: the notifications it listens to, and whether
+  // closing it would run code (a detached lifetime).
+  I.purity = function () {
+    const lt = def !== null && def.lifetimes && typeof def.lifetimes === 'object' ? def.lifetimes : {};
+    const detached = def !== null && (typeof lt.detached === 'function' || typeof def.detached === 'function');
+    const listening = [];
+    apply(mapForEach, listeners, [function (list, type) { if (list.length) listening[listening.length] = type; }]);
+    return stringify({
+      nondeterministic: nondeterministic,
+      queried: queried,
+      detached: detached,
+      timers: timers.size,
+      pending: pending.size + callbacks.length + errors.length,
+      listening: listening,
+    });
+  };
+
   I.bootComponent = function (dynamic, maxDataIndex) {
+    watchNondeterminism();
     installWx(dynamic, maxDataIndex);
     const Component = function Component(options) {
       if (def !== null) throw new Error('Component() was called more than once');
@@ -362,7 +423,7 @@
         properties: data,
         setData: setData,
         triggerEvent: function (name, detail) { I.callSync('card.trigger', { name: String(name), detail: detail === undefined ? null : detail }); },
-        createSelectorQuery: function () { return I.createSelectorQuery(); }, // card_query.js
+        createSelectorQuery: function () { queried = true; return I.createSelectorQuery(); }, // card_query.js
       };
       const methods = def.methods && typeof def.methods === 'object' ? def.methods : {};
       for (const k of keysOf(methods)) if (typeof methods[k] === 'function') inst[k] = methods[k];

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillc.runtime.cards.card_query import PreviewState, parse_state
+from skillc.runtime.cards.component_host import ComponentHost
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.host.calls import WX_JS, blocking
 from skillc.runtime.host.unavailable import stubs_json
@@ -49,7 +50,19 @@ _DRIVERS = (
     "stopTimers",
     "fireTimer",
     "answerQueries",
+    "purity",
 )
+
+
+@dataclass(frozen=True)
+class Purity:
+    """Whether an instance's state so far follows from its code and the notifications it was given
+    alone (no host call but a replayable one, no console line, clock, randomness, render query,
+    timer or work left), and what a card with no context must still know of it."""
+
+    pure: bool
+    listening: frozenset[str]  # the notification types it has handlers for
+    detached: bool  # closing it runs a detached lifetime
 
 
 @dataclass
@@ -68,7 +81,7 @@ class ComponentVm:
         self,
         code: SkillCode,
         main: str,
-        host: Any,
+        host: ComponentHost,
         limits: EngineLimits,
         loop: asyncio.AbstractEventLoop | None,
         *,
@@ -82,6 +95,7 @@ class ComponentVm:
         self._dynamic = dynamic
         self._max_index = max_data_index
         self._timeout = slice_timeout_s
+        self._host = host
         self.session = JsSession(host, limits, Deadline.after(slice_timeout_s), loop, native=native)
         self._fns: dict[str, Any] = {}
 
@@ -109,8 +123,7 @@ class ComponentVm:
         return self._result(self._slice().call(self._fns["lifetime"], name))
 
     def notify(self, kind: str, payload: Any) -> JsError | None:
-        text = json.dumps(payload, ensure_ascii=False)
-        return self._result(self._slice().call(self._fns["notify"], kind, text))
+        return self.notify_text(kind, json.dumps(payload, ensure_ascii=False))
 
     def event(self, handler: str, event: Any) -> tuple[JsError | None, bool]:
         """Run a method with an event object; (error, whether the method exists)."""
@@ -133,6 +146,23 @@ class ComponentVm:
     def answer_queries(self, answers: list[list[Any]]) -> JsError | None:
         """Hand the waiting SelectorQueries their answers; their callbacks run now."""
         return self._result(self._slice().call(self._fns["answerQueries"], json.dumps(answers, ensure_ascii=False)))
+
+    def purity(self) -> Purity:
+        raw = json.loads(str(self._slice().call(self._fns["purity"])))
+        pure = (
+            # console lines count as host calls
+            self.session.host_calls == self._host.replayable_calls
+            and not raw["nondeterministic"]
+            and not raw["queried"]
+            and not raw["timers"]
+            and not raw["pending"]
+            and not self.session.pending_host_calls
+        )
+        return Purity(pure, frozenset(str(t) for t in raw["listening"]), bool(raw["detached"]))
+
+    def notify_text(self, kind: str, payload_text: str) -> JsError | None:
+        """:meth:`notify` with the payload already JSON."""
+        return self._result(self._slice().call(self._fns["notify"], kind, payload_text))
 
     def run_callbacks(self) -> None:
         self._slice().call(self._fns["runCallbacks"])

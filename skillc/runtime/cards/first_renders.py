@@ -15,12 +15,12 @@ in count and size. The card threads share one memo per card host.
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Hashable
 from dataclasses import dataclass
 
 from skillc.diagnostics import Diagnostic
 from skillc.ir.render import RenderDocument, json_bytes, to_plain
+from skillc.runtime.cards.shared_memo import SharedMemo
 
 FirstRenderKey = tuple[str, Hashable, str]  # component path, viewport, the data as JSON text
 
@@ -33,29 +33,17 @@ class FirstRender:
     wire_bytes: int  # the document's size as compact UTF-8 JSON: each view's, without writing it
 
 
-class FirstRenders:
+class FirstRenders(SharedMemo[FirstRenderKey, FirstRender]):
     """Bounded, oldest out first. ``max_nodes``: a bigger document is not kept (its memory is
     better spent on the live cards)."""
 
     def __init__(self, bound: int = 64, max_nodes: int = 2000) -> None:
-        self.bound = max(bound, 1)
+        super().__init__(bound)
         self.max_nodes = max_nodes
-        self._renders: dict[FirstRenderKey, FirstRender] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: FirstRenderKey) -> FirstRender | None:
-        return self._renders.get(key)
 
     def keep(self, key: FirstRenderKey, document: RenderDocument, height: float, diagnostics: list[Diagnostic]) -> None:
         """Keep a private copy of ``document`` (the card that drew it goes on changing its own)."""
         if next(itertools.islice(document.root.walk(), self.max_nodes, None), None) is not None:
             return
         kept = document.clone()
-        render = FirstRender(kept, height, tuple(diagnostics), len(json_bytes(to_plain(kept))))
-        with self._lock:
-            self._renders[key] = render
-            while len(self._renders) > self.bound:
-                del self._renders[next(iter(self._renders))]
-
-    def __len__(self) -> int:
-        return len(self._renders)
+        self.put(key, FirstRender(kept, height, tuple(diagnostics), len(json_bytes(to_plain(kept)))))

@@ -122,7 +122,9 @@ class HostCall:
     ``api`` calls only in the API VM (the stand-ins of host/standins.py, which need the call's consent).
     ``blocking``: a card's event waits for it before it returns (a sleeping timer does not).
     ``dynamic``: a card may use it only with ``permissions["scope.dynamic"]``. ``offload``: the
-    async form runs on a worker thread (SQLite may wait on a lock held by another process)."""
+    async form runs on a worker thread (SQLite may wait on a lock held by another process).
+    ``replayable``: its answer follows from the card's viewport alone and it changes nothing, so a
+    mount that made no other call may be kept and run again later (cards/kept_mounts.py)."""
 
     name: str
     args: type[BaseModel]
@@ -132,6 +134,7 @@ class HostCall:
     blocking: bool = True
     dynamic: bool = False
     offload: bool = False
+    replayable: bool = False
 
 
 _CALLS = (
@@ -157,7 +160,7 @@ _CALLS = (
     HostCall("card.followUp", ContentArgs, "follow_up", surface="card"),
     HostCall("card.reapply", ReapplyArgs, "reapply", surface="card"),
     HostCall("card.updateModelContext", ContentArgs, "update_model_context", surface="card"),
-    HostCall("card.dimensions", NoArgs, "dimensions", surface="card"),
+    HostCall("card.dimensions", NoArgs, "dimensions", surface="card", replayable=True),
     HostCall("card.expirePrevious", ExpireArgs, "expire_previous", surface="card"),
     HostCall("card.setRelatedPage", PageArgs, "set_related_page", surface="card"),
     HostCall("card.openDetailPage", PageArgs, "open_detail_page", surface="card"),

@@ -198,6 +198,9 @@ class JsSession:
         self._outbox: list[tuple[int, str, Any]] = []
         self._inflight: dict[concurrent.futures.Future[HostReply], tuple[int, str]] = {}
         self._next_id = 1
+        # Every call JS made out of the context (host calls and console lines): a card's mount that
+        # made none is a function of its code and notifications (kept_mounts.py).
+        self.host_calls = 0
         ctx = quickjs.Context()
         ctx.set_memory_limit(limits.memory_limit)
         ctx.set_max_stack_size(limits.stack_size)
@@ -355,6 +358,7 @@ class JsSession:
     # -- host callables (called by JS; must never raise) -----------------------------------
 
     def _host_sync(self, name: Any, args_json: Any) -> str:
+        self.host_calls += 1
         if self.deadline.expired():
             # The interrupt handler is polled every few thousand instructions, and a loop of host
             # calls runs few instructions per call: refuse, and stop the context at the next poll.
@@ -373,6 +377,7 @@ class JsSession:
         return reply.wire()
 
     def _host_async(self, name: Any, args_json: Any) -> int:
+        self.host_calls += 1
         if self.deadline.expired():
             self.deadline.trip()
         try:
@@ -385,6 +390,7 @@ class JsSession:
         return call_id
 
     def _console(self, entry_json: Any) -> None:
+        self.host_calls += 1
         try:
             if len(self.console) >= self._limits.max_console_entries:
                 self._console_dropped += 1
