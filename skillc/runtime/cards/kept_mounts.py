@@ -35,7 +35,7 @@ class KeptMounts(SharedMemo[MountKey, KeptMount]):
     """``max_bytes``: a mount whose notifications and data are bigger is not kept (a key that long
     is rarely seen twice, and its memory is better spent on the live cards)."""
 
-    def __init__(self, bound: int = 128, max_bytes: int = 256 * 1024) -> None:
+    def __init__(self, bound: int = 128, max_bytes: int = 64 * 1024) -> None:
         super().__init__(bound)
         self.max_bytes = max_bytes
 
