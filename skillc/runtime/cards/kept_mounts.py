@@ -1,14 +1,14 @@
 """Mounts shared by the cards mounted on the same notifications.
 
 A mount runs the component's code in a fresh context: index.js, created, attached, then the Input
-and Result notifications. When that code reached nothing outside its context (no host call, no
-console line, no clock, no randomness, no render query, no timer, nothing left to run: the session
-and component_vm.js note each) and the component has no detached lifetime, the data it ended with
-is a function of the component, the viewport and the two notifications. A later card mounted on the
-same notifications takes that data and starts without a context; it builds one, by running the
-same mount again, only when something needs the component's code: a tap, an Expire it listens to,
-an Overflow. Most cards are never touched, so most never build one, and a card evicted without a
-context has nothing to detach.
+and Result notifications. When that code reached nothing outside its context (no host call but a
+replayable one, no console line, no clock, no randomness, no render query, no timer, nothing left
+to run: the session and component_vm.js note each) and the component has no detached lifetime,
+the data it ended with is a function of the component, the viewport and the two notifications. A
+later card mounted on the same notifications takes that data and starts without a context; it
+builds one, by running the same mount again, only when something needs the component's code: a
+tap, or an Expire it listens to. Most cards are never touched, so most never build one, and a card
+evicted without a context has nothing to detach.
 
 Kept on the first such mount, bounded in count and size, oldest out first; the card threads share
 one per card host.
