@@ -36,7 +36,7 @@ from skillc.runtime.cards.card_query import PreviewState, answer_queries, paint_
 from skillc.runtime.cards.card_timers import CardTimers, RealClock, TimerSetup
 from skillc.runtime.cards.card_updates import CardUpdates, UpdateKind
 from skillc.runtime.cards.component_host import CardBinding, ComponentHost
-from skillc.runtime.cards.component_vm import ComponentVm
+from skillc.runtime.cards.component_vm import ComponentVm, Purity
 from skillc.runtime.cards.first_renders import FirstRender, FirstRenders
 from skillc.runtime.cards.kept_mounts import KeptMount, KeptMounts, MountKey
 from skillc.runtime.config import RuntimeConfig
@@ -218,12 +218,18 @@ class Card:
         except JsFault as fault:
             self._fault(step, fault)
         step = self._finish(step)
-        keep = purity is not None and purity.pure and not purity.detached
-        keep = keep and not (step.failure or step.patches or step.data_changed or step.actions or step.console)
-        if keep and mounts is not None and self._overflow_reported is None and self.data_json is not None:
-            assert purity is not None
+        if mounts is not None and purity is not None and self._repeatable(purity, step):
+            assert self.data_json is not None  # committed by _finish: the mount rendered within its limits
             mounts.keep(key, KeptMount(text, self.data_json, purity.listening))
         return step
+
+    def _repeatable(self, purity: Purity, step: Step) -> bool:
+        """Whether a later card may take this mount's data instead of running it: its code reached
+        nothing outside the context (no action, no console line either: those are host calls), the
+        first render stands as drawn (no setData after it, no Overflow) and closing runs nothing."""
+        if not purity.pure or purity.detached or step.failure is not None:
+            return False
+        return not step.patches and not step.data_changed and self._overflow_reported is None
 
     def _run_mount(self, vm: ComponentVm, step: Step, input_text: str, result_text: str) -> bool:
         """The mount's code, in WeChat's order: the instance is created and attached, then the
