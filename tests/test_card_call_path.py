@@ -40,6 +40,10 @@ def test_cards_on_the_same_content_render_once_and_each_keeps_its_own_state(tmp_
         live, drew = h.host._live.peek(third.card_id), h.host._live.peek(first.card_id)
         assert live is not None and drew is not None
         assert live.card._unrendered is not None and drew.card._unrendered is None
+        # Their views share the kept document and its wire form, made once when it was kept.
+        assert third.document is fourth.document
+        assert third.wire(with_data=False)["document"] is fourth.wire(with_data=False)["document"]
+        assert third.wire(with_data=False)["document"] == drawn
 
         # A tap on the card that took the kept render patches it as a tap on the first one does.
         node = _alpha(third.document.root)
@@ -47,10 +51,18 @@ def test_cards_on_the_same_content_render_once_and_each_keeps_its_own_state(tmp_
         reference = h.run(h.host.event(first.card_id, node))
         assert tapped.handled == reference.handled == ["onPick"]
         assert patches_to_plain(tapped.patches) == patches_to_plain(reference.patches) != []
+        # The tap drew into the third card's own state: the views taken before it are unchanged,
+        # the shared document and wire form included, and a view taken now shows the tap.
+        assert to_plain(third.document) == to_plain(fourth.document) == drawn
+        assert third.wire(with_data=False)["document"] == fourth.wire(with_data=False)["document"] == drawn
+        now = h.run(h.host.card(third.card_id))
+        assert now is not None and to_plain(now.document) != drawn
+        assert now.wire(with_data=False)["document"] == to_plain(now.document)
         # The second card drew the kept copy; its tap changes its own document, not the copy.
         h.run(h.host.event(second.card_id, node))
         fifth = h.call("showTapper").card
         assert fifth is not None and to_plain(fifth.document) == drawn
+        assert fifth.wire(with_data=False)["document"] == drawn
         untouched = h.run(h.host.card(fourth.card_id))
         assert untouched is not None and to_plain(untouched.document) == drawn and untouched.data["picked"] == ""
     finally:

@@ -28,12 +28,17 @@ SCHEMAS: list[dict[str, Any]] = [
     {"type": "string", "pattern": "^d[0-9]+$"},
     {"type": "array", "items": False},
     {"required": ["k"], "properties": {"k": {"type": "boolean"}}},
+    {"required": ["a", "b"]},
+    {"type": "array", "items": {"type": "string"}},
+    {"type": ["integer", "string", "null"]},
+    {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "integer"}},
 ]
 VALUES: list[Any] = [
     None, True, False, 0, 1, 1.0, 2.5, 5, 6, -1, 10, 9.99, "", "x", "y", "ab", "abcd", "only", "d12", "dx",
     [], ["x"], ["x", "y"], ["x", "y", "x"], ["z"], [1], [None],
     {}, {"a": 1}, {"a": 1.0}, {"a": True}, {"a": 0}, {"a": "s"}, {"a": "s", "b": 1}, {"b": 2}, {"b": 0},
     {"k": True}, {"k": 1}, {"a": 3, "k": False},
+    ["x", 1], ["x", "y", 3], {"a": 1, "b": "s"}, {"a": 1, "b": 2},
 ]  # fmt: skip
 
 

@@ -21,13 +21,16 @@ from typing import Any
 
 import httpx
 import pytest
+import quickjs
 from click.testing import CliRunner
 
 from skillc.cli import main
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
 from skillc.runtime.api.api_runtime import ApiRuntime
-from skillc.runtime.api.values import DEPTH_LIMIT
+from skillc.runtime.api.result import PART_LIMIT
+from skillc.runtime.api.result import _size as result_size
+from skillc.runtime.api.values import DEPTH_LIMIT, json_depth, nests_past
 from skillc.runtime.config import RuntimeConfig
 from tests.hostile.harness import ACCEPT, api, benign_skill, serve, write_skill
 
@@ -47,6 +50,15 @@ APIS = {
     "deepContent": "return { content: [{ type: 'text', text: 'x', extra: nest(Number(a.n)) }] }",
     "deepMeta": "return { content: [{ type: 'text', text: 'x' }], _meta: nestArrays(Number(a.n)) }",
     "echo": "return { content: [{ type: 'text', text: 'ok' }] }",
+    "bracketsInStrings": (
+        "return { content: [{ type: 'text', text: '['.repeat(100) }], "
+        "structuredContent: { s: '{'.repeat(100), q: '\"[{\\\\' } }"
+    ),
+    "wideShallow": (
+        "return { content: [{ type: 'text', text: 'x' }], "
+        "structuredContent: { rows: Array.from({ length: 100 }, (_, i) => ({ i, tags: [] })) } }"
+    ),
+    "partOverLimit": "return { content: [{ type: 'text', text: 'x' }], structuredContent: { s: 'x'.repeat(Number(a.n)) } }",
     "toStringLoops": "throw { toString() { for (;;) {} } }",
     "toStringThrows": "throw { toString() { throw new Error('no') }, toJSON() { throw new Error('nope') } }",
     "proxyThrown": (
@@ -194,6 +206,65 @@ def test_a_result_nested_too_deep_is_refused(runtime: ApiRuntime, name: str, n: 
 def test_a_result_at_the_depth_limit_is_kept(runtime: ApiRuntime) -> None:
     outcome = _call(runtime, "deepStructured", {"n": DEPTH_LIMIT - 2})  # depth exactly DEPTH_LIMIT
     assert not outcome.result.is_error, outcome.result.text
+
+
+@pytest.mark.parametrize("name", ["bracketsInStrings", "wideShallow"])
+def test_a_shallow_result_with_more_brackets_than_the_limit_is_kept(runtime: ApiRuntime, name: str) -> None:
+    # More than DEPTH_LIMIT opening brackets (in strings, or side by side): only the scan that
+    # skips strings and counts nesting can tell it is shallow.
+    outcome = _call(runtime, name)
+    assert not outcome.result.is_error, outcome.result.text
+    assert outcome.diagnostics == []
+
+
+NESTING_TEXTS = [
+    "{}",
+    "[[[]]]",
+    '["[[[[", "{{{{"]',
+    '{"a": "\\"[[[[["}',
+    "[" * 64 + "]" * 64,
+    "[" * 65 + "]" * 65,
+    "[{}, {}, [[], {}], " + ", ".join(["{}"] * 80) + "]",
+    '{"k": [' + ", ".join(['"[{"'] * 70) + "]}",
+    '[{"a": [{"b": ["]]]", {"c": [[1, 2], "}}"]}]}]}]',
+]
+
+
+@pytest.mark.parametrize("text", NESTING_TEXTS)
+@pytest.mark.parametrize("limit", [0, 1, 2, 3, 5, DEPTH_LIMIT])
+def test_nests_past_agrees_with_the_full_scan(text: str, limit: int) -> None:
+    json.loads(text)  # each is valid JSON
+    depth = json_depth(text)
+    assert nests_past(text, limit) == (depth if depth > limit else None)
+
+
+# Values whose compact JSON Python writes longer than JSON.stringify did: exponents gain a digit
+# (1e-7 becomes 1e-07), and the rest stays as long or gets shorter (a lone surrogate's escape).
+GROWING_VALUES = [
+    "Array(1000).fill(1e-7)",
+    "Array(1000).fill(-1e-7)",
+    "[1e21, -0, 5e-324, 1.5e-300, 0.000001, 1e-7, 123456789012345680000]",
+    r"{ a: 1e-7, b: [1e-8, { c: 1e-9 }], d: '\u0001\u001f\n\t\u2028', e: '\uD800x\uDFFF' }",
+    "Array.from({ length: 300 }, (_, i) => ({ ['k' + i]: i * 1e-7 }))",
+]
+
+
+@pytest.mark.parametrize("expression", GROWING_VALUES)
+def test_a_part_written_again_is_at_most_twice_its_text(expression: str) -> None:
+    # normalise_json measures no part when the result's text is within half of PART_LIMIT: this
+    # is the bound that makes it safe, on the texts QuickJS's JSON.stringify writes.
+    text = quickjs.Context().eval(f"JSON.stringify({expression})")
+    assert isinstance(text, str)
+    written = result_size(json.loads(text))
+    assert written <= 2 * len(text.encode("utf-8", "surrogatepass"))
+
+
+def test_a_part_over_the_limit_is_measured_and_refused(runtime: ApiRuntime) -> None:
+    outcome = _call(runtime, "partOverLimit", {"n": PART_LIMIT})
+    message = f"partOverLimit: structuredContent is {PART_LIMIT + 8} bytes as JSON (limit {PART_LIMIT})"
+    assert [(d.code, d.message) for d in outcome.diagnostics] == [("RUN015", message)]
+    kept = _call(runtime, "partOverLimit", {"n": PART_LIMIT - 8})  # exactly at the limit
+    assert not kept.result.is_error, kept.result.text
 
 
 def _nested_args(n: int) -> dict[str, Any]:

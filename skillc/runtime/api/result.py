@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlencode
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillc.diagnostics import Diagnostic
-from skillc.runtime.api.values import DEPTH_LIMIT, clean, json_depth, may_hold_surrogates, replaced_note, too_deep
+from skillc.runtime.api.values import DEPTH_LIMIT, clean, may_hold_surrogates, nests_past, replaced_note, too_deep
 from skillc.runtime.contracts import AtomicApiResult
 
 PART_LIMIT = 200 * 1024
@@ -135,8 +135,8 @@ def normalise_json(
     """The result from the VM's JSON text: depth bound first, then surrogates, then :func:`normalise`."""
     if value_json is None:
         return normalise(api, None)
-    depth = json_depth(value_json)
-    if depth > depth_limit:
+    depth = nests_past(value_json, depth_limit)
+    if depth is not None:
         message = f"the result of {api} is too deeply nested: {too_deep(depth, depth_limit)}"
         diag = Diagnostic.make("RUN041", message, hint="return flatter data")
         return Normalised(
@@ -151,7 +151,7 @@ def normalise_json(
         raw, replaced = clean(raw)
         if replaced:
             notes.append(Diagnostic.make("RUN042", f"{api}: {replaced_note(replaced, 'the result')}"))
-    normal = normalise(api, raw, page_path=page_path)
+    normal = normalise(api, raw, page_path=page_path, text_bytes=len(value_json.encode("utf-8", "surrogatepass")))
     normal.diagnostics[:0] = notes
     return normal
 
@@ -161,8 +161,10 @@ def normalise_json(
 RESULT_KEYS = ("isError", "content", "structuredContent", "_meta", "handoff", "apiCalls")
 
 
-def normalise(api: str, raw: Any, *, page_path: str | None = None) -> Normalised:
-    normal = _normalise(api, raw, page_path=page_path)
+def normalise(api: str, raw: Any, *, page_path: str | None = None, text_bytes: int | None = None) -> Normalised:
+    """``raw`` as an atomic API result, or the error result it makes. ``text_bytes``: the UTF-8 size
+    of the JSON text ``raw`` was parsed from, when it was."""
+    normal = _normalise(api, raw, page_path=page_path, text_bytes=text_bytes)
     if isinstance(raw, dict):
         stray = [k for k in raw if k not in RESULT_KEYS]
         if stray:
@@ -183,11 +185,14 @@ def _stray_keys(api: str, keys: list[str]) -> Diagnostic:
     return Diagnostic.make("RUN080", message, hint=hint)
 
 
-def _normalise(api: str, raw: Any, *, page_path: str | None) -> Normalised:
+def _normalise(api: str, raw: Any, *, page_path: str | None, text_bytes: int | None) -> Normalised:
     if not isinstance(raw, dict):
         got = "undefined" if raw is None else type(raw).__name__.replace("dict", "object").replace("list", "array")
         return _broken(api, f"returned {got}; an atomic API must return {{content: [{{type: 'text', text}}]}}")
-    for key, label in PARTS:
+    # A part re-serialised compactly is at most twice the text it was parsed from (a number may
+    # gain a character: 1e-7 becomes 1e-07): a text within half the limit needs no part measured.
+    measure = text_bytes is None or 2 * text_bytes > PART_LIMIT
+    for key, label in PARTS if measure else ():
         if key in raw and raw[key] is not None:
             size = _size(raw[key])
             if size > PART_LIMIT:

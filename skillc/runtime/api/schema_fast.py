@@ -77,11 +77,30 @@ def _compile(schema: Any, fill: bool) -> Check:
         if maker is None:
             raise _Unsupported
         checks.append(maker(value, schema, fill))
+    return _all_of(checks)
+
+
+# The combinators below loop in plain functions rather than all() over a generator: a check runs
+# once per value of a result (~100 times for three drinks), and a generator's set-up costs about
+# as much as the test it wraps.
+
+
+def _all_of(checks: list[Check]) -> Check:
     if not checks:
         return lambda _x: True
     if len(checks) == 1:
         return checks[0]
-    return lambda x: all(check(x) for check in checks)
+    if len(checks) == 2:
+        first, second = checks
+        return lambda x: first(x) and second(x)
+
+    def check(x: Any) -> bool:
+        for c in checks:  # noqa: SIM110 (a loop, not all(): see above)
+            if not c(x):
+                return False
+        return True
+
+    return check
 
 
 def _type(value: Any, _schema: dict[str, Any], _fill: bool) -> Check:
@@ -91,7 +110,14 @@ def _type(value: Any, _schema: dict[str, Any], _fill: bool) -> Check:
     tests = [_TYPES[n] for n in names]
     if len(tests) == 1:
         return tests[0]
-    return lambda x: any(t(x) for t in tests)
+
+    def check(x: Any) -> bool:
+        for t in tests:  # noqa: SIM110
+            if t(x):
+                return True
+        return False
+
+    return check
 
 
 def _properties(value: Any, schema: dict[str, Any], fill: bool) -> Check:
@@ -119,9 +145,16 @@ def _additional_check(value: Any, known: frozenset[str], fill: bool) -> Check | 
     if value is True or value == {}:
         return None
     if value is False:
-        return lambda x: all(k in known for k in x)
+        return lambda x: known.issuperset(x)
     sub = _compile(value, fill)
-    return lambda x: all(k in known or sub(v) for k, v in x.items())
+
+    def check(x: Any) -> bool:
+        for k, v in x.items():  # noqa: SIM110
+            if k not in known and not sub(v):
+                return False
+        return True
+
+    return check
 
 
 def _additional(value: Any, schema: dict[str, Any], fill: bool) -> Check:
@@ -132,14 +165,23 @@ def _additional(value: Any, schema: dict[str, Any], fill: bool) -> Check:
 def _required(value: Any, _schema: dict[str, Any], _fill: bool) -> Check:
     if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
         raise _Unsupported
-    return lambda x: not isinstance(x, dict) or all(n in x for n in value)
+    names = frozenset(value)
+    return lambda x: not isinstance(x, dict) or names <= x.keys()
 
 
 def _items(value: Any, _schema: dict[str, Any], fill: bool) -> Check:
     if not isinstance(value, dict | bool):
         raise _Unsupported  # the array (tuple) form
     sub = _compile(value, fill)
-    return lambda x: not isinstance(x, list) or all(sub(v) for v in x)
+
+    def check(x: Any) -> bool:
+        if isinstance(x, list):
+            for v in x:
+                if not sub(v):
+                    return False
+        return True
+
+    return check
 
 
 def _enum(value: Any, _schema: dict[str, Any], _fill: bool) -> Check:

@@ -43,6 +43,16 @@ def json_depth(text: str) -> int:
     return max(itertools.accumulate(1 if c == "(" else -1 for c in skeleton))
 
 
+def nests_past(text: str, limit: int = DEPTH_LIMIT) -> int | None:
+    """The depth of JSON ``text`` when it nests past ``limit``, else None. A text with no more
+    opening brackets than ``limit`` (strings included: an upper bound) cannot, and most results
+    are such texts: two counts in C instead of :func:`json_depth`'s scan (~40 us for 3 KB)."""
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth = json_depth(text)
+    return depth if depth > limit else None
+
+
 def value_depth(value: Any, limit: int = DEPTH_LIMIT) -> int:
     """The nesting depth of a JSON-like Python value; stops counting once it passes ``limit``."""
     deepest = 0

@@ -492,13 +492,15 @@ class Card:
         return diags
 
     def view(self, session_id: str) -> CardView:
-        """A snapshot: later events do not change it."""
+        """A snapshot: later events do not change it. A card that shows a kept first render
+        shares its document (first_renders.py): later events draw into the card's own state."""
+        first = self._first
         view = CardView(
             card_id=self.card_id,
             component_path=self.binding.component_path,
             api_name=self.binding.api_name,
             session_id=session_id,
-            document=(self._first.document if self._first is not None else self.renderer.document).clone(),
+            document=first.document if first is not None else self.renderer.document.clone(),
             data=copy_json(self.data),
             expired=self.expired,
             expired_text=self.setup.expired_text if self.expired else None,
@@ -507,8 +509,8 @@ class Card:
             pending_timers=self.timers.count if self.vm is not None else 0,
             cursor=self.updates.cursor if self.updates is not None else None,
         )
-        if self._first is not None:  # the kept document itself: its size was measured when it was kept
-            view._document_bytes = self._first.wire_bytes
+        if first is not None:  # the kept document itself: its wire form and size were made when it was kept
+            view.share_wire(first.plain, first.wire_bytes)
         return view
 
     @property

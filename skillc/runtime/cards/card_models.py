@@ -168,6 +168,9 @@ class Dimensions(_Wire):
 
 
 class CardView(_Wire):
+    """A card as its host shows it. Read it, never change it: a card that shows a kept first
+    render shares its document (and the document's wire form) with other cards' views."""
+
     card_id: str
     component_path: str
     api_name: str
@@ -180,19 +183,27 @@ class CardView(_Wire):
     content_height: float = Field(description="the layout estimate of the rendered height, px")
     pending_timers: int = Field(default=0, description="live timers (cards with scope.dynamic)")
     cursor: str | None = Field(default=None, description="the card's update stream position (scope.dynamic)")
-    # The document's size as compact JSON when it is known without writing it (ir.render.json_bytes).
+    # The document's wire form and its size as compact JSON, when known without making them (a
+    # kept first render's, first_renders.py).
+    _document_plain: dict[str, Any] | None = PrivateAttr(default=None)
     _document_bytes: int | None = PrivateAttr(default=None)
 
     @property
     def document_bytes(self) -> int | None:
         return self._document_bytes
 
+    def share_wire(self, plain: dict[str, Any], size: int) -> None:
+        """Take the document's wire form and its size from where they were made once. Like the
+        document they may be shared with other views: a view is read, never changed."""
+        self._document_plain, self._document_bytes = plain, size
+
     def wire(self, *, with_data: bool = True) -> dict[str, Any]:
         """camelCase JSON; ``with_data=False`` leaves out the card's data (up to 200 KB), which a
         host rendering the document does not need."""
         exclude = {"document"} if with_data else {"document", "data"}
         out = self.model_dump(by_alias=True, exclude_none=True, mode="json", exclude=exclude)
-        out["document"] = to_plain(self.document)
+        plain = self._document_plain
+        out["document"] = plain if plain is not None else to_plain(self.document)
         return out
 
 

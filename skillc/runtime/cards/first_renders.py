@@ -8,8 +8,12 @@ that later setData patches diff against) only when something first needs it: a t
 restyle. Most cards are never touched, so most never build it.
 
 A document is kept on the second sighting of its content, so a stream of cards that all differ
-pays nothing but the lookup; the kept copy is private (every card's view clones it) and bounded
-in count and size. The card threads share one memo per card host.
+pays nothing but the lookup; the kept copy is apart from the drawing card's own (which later
+patches change) and bounded in count and size. The card threads share one memo per card host.
+
+A view of a card that shows a kept render carries the kept document itself, and its wire form
+made once when it was kept: nothing changes either (a card that builds its renderer draws into
+its own state from then on), and a view's document is read, never changed (card_models.CardView).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Any
 
 from skillc.diagnostics import Diagnostic
 from skillc.ir.render import RenderDocument, json_bytes, to_plain
@@ -27,10 +32,11 @@ FirstRenderKey = tuple[str, Hashable, str]  # component path, viewport, the data
 
 @dataclass(frozen=True)
 class FirstRender:
-    document: RenderDocument  # never changed: each card's view takes a clone
+    document: RenderDocument  # never changed: the views of the cards that show it share it
     height: float
     diagnostics: tuple[Diagnostic, ...]  # what the render reported, reported again by each card
-    wire_bytes: int  # the document's size as compact UTF-8 JSON: each view's, without writing it
+    plain: dict[str, Any]  # the document's wire form (ir.render.to_plain), shared as the document is
+    wire_bytes: int  # its size as compact UTF-8 JSON: each view's, without writing it
 
 
 class FirstRenders(SharedMemo[FirstRenderKey, FirstRender]):
@@ -46,4 +52,5 @@ class FirstRenders(SharedMemo[FirstRenderKey, FirstRender]):
         if next(itertools.islice(document.root.walk(), self.max_nodes, None), None) is not None:
             return
         kept = document.clone()
-        self.put(key, FirstRender(kept, height, tuple(diagnostics), len(json_bytes(to_plain(kept)))))
+        plain = to_plain(kept)
+        self.put(key, FirstRender(kept, height, tuple(diagnostics), plain, len(json_bytes(plain))))
