@@ -24,7 +24,11 @@ context switches per call: what a call costs more under load than alone is mostl
 lock changing hands between the server's threads, which these count.
 
     .venv/bin/python bench/callpath.py [--rounds 7] [--calls 40] [--clients 20] [--load-calls 600]
-        [--workers 1] [--kinds card,apps,plain] [--quick]
+        [--workers 1] [--kinds card,apps,plain] [--threads] [--quick]
+
+``--threads`` adds where each kind's CPU goes, by server thread (skillc names its threads for the
+OS: the event loop, ``skillc-js`` for the API VM, ``skillc-card``, ``skillc-events`` for the events
+writer, ...), from the same /proc readings around each batch.
 
 The two-core development machine is shared: figures are noisy (±30 %); the ratio, measured in the
 same rounds, is steadier than either side alone.
@@ -37,12 +41,14 @@ import asyncio
 import importlib.util
 import itertools
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,20 +115,49 @@ def tree_usage(pid: int) -> tuple[float, int]:
     are most of what a call costs more at 20 clients than alone."""
     ticks = _tree_ticks(pid)
     switches = 0
-    for p in ticks:
+    for _p, task in _threads_of(ticks):
+        try:
+            status = (task / "status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                switches += int(line.split()[1])
+    return sum(ticks.values()) * CLOCK_TICK_S, switches
+
+
+def _threads_of(pids: Iterable[int]) -> Iterator[tuple[int, Path]]:
+    """(process id, /proc/<pid>/task/<tid>) of every live thread of the processes ``pids``."""
+    for p in pids:
         try:
             tasks = list(Path(f"/proc/{p}/task").iterdir())
         except OSError:
             continue
         for task in tasks:
-            try:
-                status = (task / "status").read_text()
-            except OSError:
-                continue
-            for line in status.splitlines():
-                if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
-                    switches += int(line.split()[1])
-    return sum(ticks.values()) * CLOCK_TICK_S, switches
+            yield p, task
+
+
+def thread_ticks(pid: int) -> Counter[str]:
+    """The clock ticks of every thread of ``pid`` and its live descendants, by thread: skillc names
+    its threads for the OS (skillc/runtime/thread_names.py), ``skillc-card-0_0`` and
+    ``skillc-card-1_0`` count as ``skillc-card``, a process's first thread is ``event loop``, and a
+    thread with no name of its own is ``other`` (the bare server's, an SDK's)."""
+    out: Counter[str] = Counter()
+    for p, task in _threads_of(_tree_ticks(pid)):
+        try:
+            stat = (task / "stat").read_text()
+            comm = (task / "comm").read_text().strip()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if task.name == str(p):
+            name = "event loop"
+        elif comm.startswith("skillc-"):
+            name = re.sub(r"(-\d+)?(_\d+)?$", "", comm)
+        else:
+            name = "other"
+        out[name] += int(fields[11]) + int(fields[12])
+    return out
 
 
 @contextmanager
@@ -187,9 +222,11 @@ class Target:
     latency_ms: list[float] = field(default_factory=list)
     payload_bytes: int = 0
     switches: int = 0  # the server's context switches over every batch
+    threads: Counter[str] = field(default_factory=Counter)  # clock ticks by thread over every batch
 
     def batch(self, calls: int) -> None:
         check = check_for(self.kind)
+        by_thread = thread_ticks(self.proc.pid)
         c0, s0 = tree_usage(self.proc.pid)
         for i in range(calls):
             body, headers = request(self.kind, i + 1)
@@ -201,6 +238,7 @@ class Target:
             if failure is not None:
                 raise RuntimeError(failure)
         c1, s1 = tree_usage(self.proc.pid)
+        self.threads.update(thread_ticks(self.proc.pid) - by_thread)
         self.cpu_s += c1 - c0
         self.switches += s1 - s0
         self.calls += calls
@@ -217,6 +255,7 @@ class Result:
     latency_ms: float  # median latency
     payload_bytes: int
     switches: float  # the server's context switches per call
+    threads: dict[str, float] = field(default_factory=dict)  # CPU ms per call by thread (thread_ticks)
 
 
 def sequential(targets: list[Target], rounds: int, calls: int, warm_up: int) -> list[Result]:
@@ -229,7 +268,14 @@ def sequential(targets: list[Target], rounds: int, calls: int, warm_up: int) -> 
         for k in range(len(targets)):
             targets[(r + k) % len(targets)].batch(calls)
     return [
-        Result(t.label, t.cpu_ms_per_call(), statistics.median(t.latency_ms), t.payload_bytes, t.switches / t.calls)
+        Result(
+            t.label,
+            t.cpu_ms_per_call(),
+            statistics.median(t.latency_ms),
+            t.payload_bytes,
+            t.switches / t.calls,
+            {name: ticks * CLOCK_TICK_S * 1000 / t.calls for name, ticks in t.threads.most_common()},
+        )
         for t in targets
     ]
 
@@ -319,7 +365,7 @@ def measure(
     return Run(seq, rates)
 
 
-def report(run: Run, workers: int, clients: int) -> None:
+def report(run: Run, workers: int, clients: int, *, threads: bool = False) -> None:
     bare = next(r for r in run.sequential if r.kind == "bare")
     print(f"tools/call searchDrinks, sequential, server CPU per call (serve --workers {workers}; latency: medians)")
     head = f"{'CPU ms/call':>11} {'latency ms':>10} {'x bare (CPU)':>12} {'2-core calls/s':>14} {'bytes':>6}"
@@ -334,6 +380,11 @@ def report(run: Run, workers: int, clients: int) -> None:
     worst = max((r for r in run.sequential if r.kind in KINDS), key=lambda r: r.cpu_ms)
     met = worst.cpu_ms <= GOAL_RATIO * bare.cpu_ms
     print(f"  goal: <= {GOAL_RATIO:.0f}x the bare SDK tool: {'met' if met else 'missed'} (worst: {worst.kind})")
+    if threads:
+        print("  by thread, CPU ms per call (clock ticks of 10 ms summed over every round):")
+        for r in run.sequential:
+            parts = "  ".join(f"{name} {ms:.2f}" for name, ms in r.threads.items() if ms > 0)
+            print(f"  {r.kind:<11} {parts or '-'}")
     if run.rates:
         print(f"{clients} concurrent keep-alive clients (medians)")
         for rate in run.rates:
@@ -362,6 +413,12 @@ def main() -> None:
         action="store_true",
         help="every skillc call's arguments differ (an extra number the API ignores): no card takes a kept mount",
     )
+    parser.add_argument(
+        "--threads",
+        action="store_true",
+        help="also print each kind's CPU per call by server thread: the event loop, the API VM threads"
+        " (skillc-js), the card threads, the events writer, ...",
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run (2 rounds of 5 calls, 4 clients)")
     opts = parser.parse_args()
     if opts.distinct:
@@ -376,7 +433,7 @@ def main() -> None:
     print(f"{os.cpu_count()} cores, load average {load}; figures are noisy on a shared machine")
     with tempfile.TemporaryDirectory() as state:
         run = measure(kinds, opts.rounds, opts.calls, opts.clients, opts.load_calls, opts.workers, state, opts.baseline)
-    report(run, opts.workers, opts.clients)
+    report(run, opts.workers, opts.clients, threads=opts.threads)
 
 
 if __name__ == "__main__":

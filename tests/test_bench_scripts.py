@@ -170,7 +170,7 @@ def test_serve_load_quick_compares_one_and_two_workers() -> None:
 def test_callpath_prints_cpu_per_call_of_each_kind_beside_the_bare_sdk_tool() -> None:
     # The baseline is this tree itself: the point is that a third server runs, interleaved, labelled.
     done = subprocess.run(
-        [sys.executable, str(BENCH / "callpath.py"), "--quick", "--baseline", str(ROOT)],
+        [sys.executable, str(BENCH / "callpath.py"), "--quick", "--baseline", str(ROOT), "--threads"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -184,6 +184,16 @@ def test_callpath_prints_cpu_per_call_of_each_kind_beside_the_bare_sdk_tool() ->
     assert set(rows) == {"card", "card@base", "apps", "apps@base", "plain", "plain@base", "bare"}, done.stdout
     assert rows["bare"] == 1.0  # the ratio column is against the bare SDK tool
     assert re.search(r"^  goal: <= 2x the bare SDK tool: (met|missed) \(worst: \w+\)$", done.stdout, re.M)
+    # --threads: a line per kind, each part a thread name and its CPU ms per call (a thread that
+    # used less than a clock tick over the whole run is left out; a kind may show none: "-").
+    by_thread = done.stdout.split("  by thread, CPU ms per call (clock ticks of 10 ms summed over every round):\n")
+    assert len(by_thread) == 2, done.stdout
+    lines = by_thread[1].splitlines()[: len(rows)]
+    assert [line.split()[0] for line in lines] == list(rows), done.stdout
+    for line in lines:
+        shown = line.split(None, 1)[1]
+        parts = re.findall(r"(event loop|other|skillc-[a-z]+(?:-[a-z]+)*) (\d+\.\d\d)", shown)
+        assert shown == "-" or "  ".join(f"{name} {ms}" for name, ms in parts) == shown, line
     loaded = re.findall(
         r"^  (\S+) +\d+ calls/s +\d+ calls per server CPU-s  p99 [\d.]+ ms  \d+ context switches per call$",
         done.stdout,

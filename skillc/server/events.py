@@ -482,7 +482,7 @@ class _StoredBuffers:
         self._made = 0  # sessions this process made since its last trim
         self._made_lock = threading.Lock()
         self._writer: GroupWriter[Sequence[_Pending], list[SessionEvent]] = GroupWriter(
-            self._write_group, name="skillc-events-writer"
+            self._write_group, name="skillc-events"
         )
 
     def append_many(self, pending: Sequence[_Pending]) -> list[SessionEvent]:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Generic, TypeVar
 
+from skillc.runtime.thread_names import named
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -49,7 +51,7 @@ class GroupWriter(Generic[T, R]):
             self._queue.append((item, future))
             if self._thread is None:
                 # Started on first use: a forked worker gets its own thread, never its parent's.
-                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread = threading.Thread(target=named(self._run), name=self._name, daemon=True)
                 self._thread.start()
             self._cond.notify_all()
         return future

@@ -27,6 +27,7 @@ from prometheus_client import multiprocess as _multiprocess
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from skillc.runtime.state.store import observe_store
+from skillc.runtime.thread_names import named
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -197,7 +198,7 @@ class StoreWatch:
         self._ping = ping
         self._every_s = every_s
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="skillc-metrics-store", daemon=True)
+        self._thread = threading.Thread(target=named(self._loop), name="skillc-metrics", daemon=True)
 
     def _loop(self) -> None:
         while not self._stop.is_set():

@@ -34,6 +34,7 @@ from skillc.diagnostics import Diagnostic
 from skillc.ir.viewport import Viewport
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.state import close_pools
+from skillc.runtime.thread_names import named
 from skillc.server import log_setup
 from skillc.server.auth.config import AuthConfig
 from skillc.server.catalog import LoadedSkill, build_catalogue, load_paths
@@ -332,7 +333,7 @@ class ServeHandle:
         self.prepared = prepared
         config = uvicorn_config(prepared, host, port)
         self._server = ListeningServer(config, None, drain=prepared.drain, drain_s=prepared.drain_s)
-        self._thread = threading.Thread(target=self._run, name="skillc-serve", daemon=True)
+        self._thread = threading.Thread(target=named(self._run), name="skillc-serve", daemon=True)
         self.host = host
         self.port = port
 

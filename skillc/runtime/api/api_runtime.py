@@ -55,6 +55,7 @@ from skillc.runtime.sandbox.engine import BackgroundLoop
 from skillc.runtime.sandbox.modules import SkillCode
 from skillc.runtime.sandbox.native import Deadline, self_check
 from skillc.runtime.state import StateError
+from skillc.runtime.thread_names import name_os_thread
 
 Approver = Callable[[ApprovalRequest], bool | Awaitable[bool]]
 
@@ -114,7 +115,9 @@ class ApiRuntime:
         self.audit = AuditLog.of(self.config)
         self.diagnostics: list[Diagnostic] = []
         self.mode = self._deadline_mode()
-        self._executor = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="skillc-js")
+        self._executor = ThreadPoolExecutor(
+            max_workers=self.config.workers, thread_name_prefix="skillc-js", initializer=name_os_thread
+        )
         self._overruns = Overruns(self.config.workers)
         self._host_loop = BackgroundLoop()
         self._inputs: dict[str, SchemaCheck] = {}

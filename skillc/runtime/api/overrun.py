@@ -15,6 +15,8 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from skillc.runtime.thread_names import name_os_thread
+
 # How long past its deadline a call may take before it is answered without its worker.
 GRACE_S = 0.5
 
@@ -25,7 +27,9 @@ class Overruns:
     def __init__(self, workers: int) -> None:
         self._running = 0
         self._lock = threading.Lock()
-        self.guard_pool = ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="skillc-guard")
+        self.guard_pool = ThreadPoolExecutor(
+            max_workers=max(workers, 1), thread_name_prefix="skillc-guard", initializer=name_os_thread
+        )
 
     @property
     def active(self) -> bool:

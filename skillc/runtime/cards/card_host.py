@@ -61,6 +61,7 @@ from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome, ApprovalReq
 from skillc.runtime.sandbox.engine import BackgroundLoop
 from skillc.runtime.sandbox.modules import SkillCode
 from skillc.runtime.state import StateError
+from skillc.runtime.thread_names import name_os_thread
 
 DEFAULT_EXPIRED_TEXT = "服务已过期"
 # One wait of a flow fires at most this many timer callbacks (a safety net: the minimum interval
@@ -119,7 +120,10 @@ class CardHost:
         # caller can guess another session's card (the card tools check the session as well).
         self._new_id = card_ids or (lambda: f"card-{secrets.token_hex(16)}")
         self.store = CardStore.of(runtime.config)
-        self._threads = [ThreadPoolExecutor(1, thread_name_prefix=f"skillc-card-{i}") for i in range(max(threads, 1))]
+        self._threads = [
+            ThreadPoolExecutor(1, thread_name_prefix=f"skillc-card-{i}", initializer=name_os_thread)
+            for i in range(max(threads, 1))
+        ]
         self._turn = 0
         self._host_loop = BackgroundLoop()
         self._live: Lru[str, _Live] = Lru(max_cards, self._evict)

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.sandbox.native import Deadline, NativeContext
+from skillc.runtime.thread_names import named
 
 FaultKind = Literal["timeout", "memory", "stack", "stalled", "error"]
 
@@ -154,7 +155,7 @@ class BackgroundLoop:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="skillc-host-loop", daemon=True)
+        self._thread = threading.Thread(target=named(self.loop.run_forever), name="skillc-host", daemon=True)
         self._thread.start()
 
     def close(self) -> None:
