@@ -139,7 +139,7 @@ def _threads_of(pids: Iterable[int]) -> Iterator[tuple[int, Path]]:
 
 def thread_ticks(pid: int) -> Counter[str]:
     """The clock ticks of every thread of ``pid`` and its live descendants, by thread: skillc names
-    its threads for the OS (skillc/runtime/thread_names.py), ``skillc-card-0_0`` and
+    its threads for the OS (skillc/threadnames.py), ``skillc-card-0_0`` and
     ``skillc-card-1_0`` count as ``skillc-card``, a process's first thread is ``event loop``, and a
     thread with no name of its own is ``other`` (the bare server's, an SDK's)."""
     out: Counter[str] = Counter()

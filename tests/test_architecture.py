@@ -2,8 +2,8 @@
 
 frontend <- ir <- backends; runtime never imports backends or server; nothing imports server,
 wxa (WeChat's cli artefacts, beside the server) or the drivers (cli, check, build); the base
-modules every phase may use (diagnostics, and gcpause, the cycle collector's pause) import no
-phase. Inside the runtime the parts
+modules every phase may use (diagnostics; gcpause, the cycle collector's pause; threadnames, the
+OS names of threads) import no phase. Inside the runtime the parts
 stack the same way: sandbox < host < api < cards < flows, with contracts and config under all.
 In the server, ui_control knows the skill server only through the callables it is handed (and
 the leaf modules every tool shares: the registry, the snapshot text quoting), and its contract
@@ -20,7 +20,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "skillc"
 
 # Modules under every phase: each may be imported by all, and imports no phase itself.
-BASE = {"diagnostics", "gcpause"}
+BASE = {"diagnostics", "gcpause", "threadnames"}
 # package -> the skillc packages it may import (besides itself, `skillc` and the BASE modules)
 ALLOWED = {
     "frontend": set(),

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Generic, TypeVar
 
-from skillc.runtime.thread_names import named
+from skillc.threadnames import named
 
 T = TypeVar("T")
 R = TypeVar("R")

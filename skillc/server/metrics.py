@@ -27,7 +27,7 @@ from prometheus_client import multiprocess as _multiprocess
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from skillc.runtime.state.store import observe_store
-from skillc.runtime.thread_names import named
+from skillc.threadnames import named
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = CONTENT_TYPE_LATEST

@@ -34,7 +34,6 @@ from skillc.diagnostics import Diagnostic
 from skillc.ir.viewport import Viewport
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.state import close_pools
-from skillc.runtime.thread_names import named
 from skillc.server import log_setup
 from skillc.server.auth.config import AuthConfig
 from skillc.server.catalog import LoadedSkill, build_catalogue, load_paths
@@ -44,6 +43,7 @@ from skillc.server.events import EventLimits
 from skillc.server.health import HealthEndpoints
 from skillc.server.http_app import MCP_PATH, build_app, security_settings
 from skillc.server.skill_server import SkillServer
+from skillc.threadnames import named
 
 # After --graceful-timeout, the moment the lifespan's cleanup gets before the process exits anyway.
 HARD_STOP_MARGIN_S = 1.0

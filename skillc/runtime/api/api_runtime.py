@@ -55,7 +55,7 @@ from skillc.runtime.sandbox.engine import BackgroundLoop
 from skillc.runtime.sandbox.modules import SkillCode
 from skillc.runtime.sandbox.native import Deadline, self_check
 from skillc.runtime.state import StateError
-from skillc.runtime.thread_names import name_os_thread
+from skillc.threadnames import name_os_thread
 
 Approver = Callable[[ApprovalRequest], bool | Awaitable[bool]]
 

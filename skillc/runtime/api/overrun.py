@@ -15,7 +15,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from skillc.runtime.thread_names import name_os_thread
+from skillc.threadnames import name_os_thread
 
 # How long past its deadline a call may take before it is answered without its worker.
 GRACE_S = 0.5

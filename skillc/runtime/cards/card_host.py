@@ -61,7 +61,7 @@ from skillc.runtime.contracts import ApiCallContext, ApiCallOutcome, ApprovalReq
 from skillc.runtime.sandbox.engine import BackgroundLoop
 from skillc.runtime.sandbox.modules import SkillCode
 from skillc.runtime.state import StateError
-from skillc.runtime.thread_names import name_os_thread
+from skillc.threadnames import name_os_thread
 
 DEFAULT_EXPIRED_TEXT = "服务已过期"
 # One wait of a flow fires at most this many timer callbacks (a safety net: the minimum interval

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 from skillc.runtime.config import RuntimeConfig
 from skillc.runtime.contracts import ConsoleEntry
 from skillc.runtime.sandbox.native import Deadline, NativeContext
-from skillc.runtime.thread_names import named
+from skillc.threadnames import named
 
 FaultKind = Literal["timeout", "memory", "stack", "stalled", "error"]
 

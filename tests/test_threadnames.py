@@ -1,4 +1,4 @@
-"""skillc's threads carry their names to the OS (skillc/runtime/thread_names.py), so that what each
+"""skillc's threads carry their names to the OS (skillc/threadnames.py), so that what each
 one costs can be read from outside the process: bench/callpath.py --threads groups /proc's readings
 by them."""
 
@@ -18,7 +18,7 @@ from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
 from skillc.runtime.api.api_runtime import ApiRuntime
 from skillc.runtime.config import RuntimeConfig
-from skillc.runtime.thread_names import name_os_thread, named
+from skillc.threadnames import name_os_thread, named
 
 from .conftest import COFFEE
 from .test_bench_scripts import load_bench
