@@ -78,6 +78,12 @@ def sibling(name: str) -> ModuleType:
     return module
 
 
+def _stat_fields(stat: str) -> list[str]:
+    """The fields of a /proc stat line after the command name (which may hold spaces and ')'):
+    [0] state, [1] parent pid, [11] utime, [12] stime."""
+    return stat[stat.rindex(")") + 2 :].split()
+
+
 def _tree_ticks(pid: int) -> dict[int, int]:
     """The clock ticks (utime + stime) of ``pid`` and of each of its live descendants (the workers)."""
     parents: dict[int, int] = {}
@@ -89,7 +95,7 @@ def _tree_ticks(pid: int) -> dict[int, int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()
+        fields = _stat_fields(stat)
         parents[int(entry.name)] = int(fields[1])
         ticks[int(entry.name)] = int(fields[11]) + int(fields[12])
     tree, frontier = {pid}, [pid]
@@ -149,7 +155,7 @@ def thread_ticks(pid: int) -> Counter[str]:
             comm = (task / "comm").read_text().strip()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()
+        fields = _stat_fields(stat)
         if task.name == str(p):
             name = "event loop"
         elif comm.startswith("skillc-"):

@@ -79,9 +79,10 @@ def test_callpath_groups_cpu_by_thread_name() -> None:
     burned = [threading.Event(), threading.Event()]
 
     def burn(done: threading.Event) -> None:
-        # CPU, not wall time: each thread runs until it has used 60 ms of its own (6 clock ticks),
-        # then stays alive (a thread that has ended is gone from /proc) until the reading is taken.
-        until = time.thread_time() + 0.06
+        # CPU, not wall time: each thread runs until it has used 100 ms of its own (10 clock ticks,
+        # of which the kernel's rounding of user and system time may drop two), then stays alive (a
+        # thread that has ended is gone from /proc) until the reading is taken.
+        until = time.thread_time() + 0.1
         while time.thread_time() < until:
             pass
         done.set()
@@ -99,8 +100,8 @@ def test_callpath_groups_cpu_by_thread_name() -> None:
         stop.set()
         for t in threads:
             t.join(30)
-    # Both card threads count under one name (120 ms between them; the kernel's accounting may
-    # round each down a tick); the process's first thread is the "event loop".
+    # Both card threads count under one name (200 ms between them); the process's first thread is
+    # the "event loop".
     assert ticks["skillc-card"] >= 10, ticks
     assert not any(name.startswith("skillc-card-") for name in ticks), ticks
     assert "event loop" in ticks
