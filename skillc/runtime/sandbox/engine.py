@@ -155,8 +155,13 @@ class BackgroundLoop:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
+        running = threading.Event()
+        self.loop.call_soon(running.set)
         self._thread = threading.Thread(target=named(self.loop.run_forever), name="skillc-host", daemon=True)
         self._thread.start()
+        # Until the loop runs, is_running() is False, and a close() in that window would close a
+        # loop the thread is about to run: wait for it, so close() always sees the loop's state.
+        running.wait()
 
     def close(self) -> None:
         if self.loop.is_running():
