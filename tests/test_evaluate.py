@@ -14,11 +14,15 @@ from hypothesis import strategies as st
 from skillc.backends.registry import get_backend
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import SkillPackage, load_skill
+from skillc.frontend.wxml import parse_wxml
+from skillc.frontend.wxss import parse_wxss
 from skillc.ir.component import CompiledComponent, compile_component
 from skillc.ir.datapath import DataPathError, parse_data_path, set_data
-from skillc.ir.diff import Insert, Remove, SetStyle, SetText, apply
+from skillc.ir.diff import Insert, Remove, SetProp, SetStyle, SetText, apply
 from skillc.ir.evaluate import CardRenderer
+from skillc.ir.lower import lower_document
 from skillc.ir.render import TEXT, RenderNode, render_ir_schema, to_plain
+from skillc.ir.styles import compile_stylesheet
 from skillc.ir.viewport import Viewport
 
 from .conftest import COFFEE
@@ -259,3 +263,38 @@ def test_an_update_over_the_node_limit_stops_with_no_patches(coffee: SkillPackag
     assert live.update({"drinks": 2222.0}) == []
     assert live.exceeded is not None and live.exceeded.code == "RND005"
     assert live.document.root == before
+
+
+def _inline_component(wxml: str, wxss: str) -> CompiledComponent:
+    sink = DiagnosticSink()
+    template = lower_document(parse_wxml(wxml, file="t.wxml", sink=sink), load=lambda _: None, sink=sink)
+    sheet = compile_stylesheet(parse_wxss(wxss, file="t.wxss", sink=sink))
+    assert list(sink) == []
+    return CompiledComponent("t", template, sheet)
+
+
+HOVER_WXML = (
+    """<view class="{{theme}}"><view wx:for="{{rows}}" wx:key="*this" hover-class="{{hover}}">{{item}}</view></view>"""
+)
+HOVER_WXSS = ".on { opacity: 0.8 } .dark .on { opacity: 0.5; color: white } .alt { background-color: red }"
+
+
+def test_hover_styles_follow_a_restyle_and_a_new_hover_class_with_patches() -> None:
+    renderer = CardRenderer(_inline_component(HOVER_WXML, HOVER_WXSS))
+    doc = renderer.render({"theme": "light", "rows": ["a", "b", "c"], "hover": "on"})
+    rows = (doc.root.children or [])[0].children or []
+    assert [r.props["hoverStyle"] for r in rows] == [{"opacity": "0.8"}] * 3
+    assert rows[0].props["hoverStyle"] is rows[1].props["hoverStyle"]  # rows alike share it, as their style
+    # The parent's class changes: the rows are restyled, and their hover style changes with them.
+    before = doc.root.clone()
+    patches = renderer.update({"theme": "dark"})
+    hovers = [p for p in patches if isinstance(p, SetProp) and p.name == "hoverStyle"]
+    assert [(p.id, p.value) for p in hovers] == [(r.id, {"opacity": "0.5", "color": "white"}) for r in rows]
+    fresh = CardRenderer(renderer.component).render(renderer.data).root
+    assert apply(before, patches) == renderer.document.root == fresh
+    # The rows' own hover class changes: filled again, the same.
+    before = renderer.document.root.clone()
+    patches = renderer.update({"hover": "alt"})
+    hovers = [p for p in patches if isinstance(p, SetProp) and p.name == "hoverStyle"]
+    assert [(p.id, p.value) for p in hovers] == [(r.id, {"background-color": "red"}) for r in rows]
+    assert apply(before, patches) == renderer.document.root

@@ -8,6 +8,7 @@ what it used to read through its parent (the parent's style, the ancestor chain)
 
 from __future__ import annotations
 
+import copy
 import gc
 import threading
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from skillc.ir.diff import apply
 from skillc.ir.evaluate import CardRenderer, RenderLimits
 from skillc.ir.instance import Elem, TextRun
 from skillc.ir.lower import lower_document
-from skillc.ir.render import RenderNode
+from skillc.ir.render import TEXT, RenderDocument, RenderNode
 from skillc.ir.styles import compile_stylesheet
 from skillc.ir.watch import Watch
 
@@ -192,3 +193,29 @@ def test_a_class_change_restyles_descendants_through_the_ancestor_chain() -> Non
         assert tree == fresh, change
     reds = [n.id for n in tree.walk() if n.style.get("color") == "#ff0000" and n.type == "text"]
     assert len(reds) == 4
+
+
+def test_rows_share_style_objects_and_a_copy_of_the_tree_gives_each_node_its_own() -> None:
+    def render(n: int) -> tuple[CardRenderer, RenderDocument]:
+        renderer = CardRenderer(_drink_list())
+        return renderer, renderer.render({"title": "Menu", "keyword": "", "drinks": _drinks(n), "selectedId": "d1"})
+
+    def styles(doc: RenderDocument) -> int:
+        return len({id(n.style) for n in doc.root.walk()})
+
+    renderer, doc = render(30)
+    nodes = list(doc.root.walk())
+    names = [n for n in nodes if n.type == TEXT and (n.text or "").startswith("Drink ")]
+    # Rows alike share their style objects: thirty names, one style but the selected row's (d1).
+    assert len(names) == 30 and len({id(n.style) for n in names[:1] + names[2:]}) == 1
+    assert names[1].style is not names[0].style
+    assert styles(doc) == styles(render(3)[1]) < len(nodes) // 8
+    copied = copy.deepcopy(doc)
+    copied_names = [n for n in copied.root.walk() if n.type == TEXT and (n.text or "").startswith("Drink ")]
+    assert len({id(n.style) for n in copied_names}) == 30
+    copied_names[0].style["color"] = "rgb(1, 2, 3)"
+    assert [n.style.get("color") == "rgb(1, 2, 3)" for n in copied_names[:3]] == [True, False, False]
+    # The original, and what the renderer goes on to draw, are untouched.
+    assert not any(n.style.get("color") == "rgb(1, 2, 3)" for n in doc.root.walk())
+    assert renderer.update({"drinks[2].price": 99})
+    assert not any(n.style.get("color") == "rgb(1, 2, 3)" for n in renderer.document.root.walk())

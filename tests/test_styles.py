@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +14,14 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.wxss import parse_wxss
-from skillc.ir.styles import CompiledStylesheet, ElementKey, StyleResolver, compile_stylesheet
+from skillc.ir.styles import (
+    CompiledStylesheet,
+    ElementKey,
+    StyleResolver,
+    compile_stylesheet,
+    inherited_part,
+    text_style,
+)
 from skillc.ir.viewport import Viewport, rpx_to_px
 
 from .conftest import COFFEE
@@ -263,11 +274,43 @@ def test_own_value_beats_inherited() -> None:
 # -- caching --------------------------------------------------------------------------------
 
 
-def test_results_are_fresh_dicts() -> None:
-    r = resolver(".a { color: red }")
+def test_results_are_shared_and_read_only_and_copies_are_plain_dicts() -> None:
+    r = resolver(".a { color: red; padding: 1px } .b { color: blue }")
     first = r.resolve([], el("view.a"))
-    first["color"] = "mutated"
-    assert r.resolve([], el("view.a")) == {"color": "red"}
+    # Every element with the same rules and inherited part gets the same object.
+    assert r.resolve([], el("view.a")) is first
+    assert r.resolve([], el("view.a"), parent_style=r.resolve([], el("view.b"))) is not first
+    refused = "a resolved style is shared by every element it styles: edit a copy, dict(style)"
+    edits: list[Callable[[dict[str, str]], object]] = [
+        lambda s: s.__setitem__("color", "mutated"),
+        lambda s: s.__delitem__("color"),
+        lambda s: s.update(color="mutated"),
+        lambda s: s.pop("color"),
+        lambda s: s.popitem(),
+        lambda s: s.setdefault("margin", "1px"),
+        lambda s: s.clear(),
+        lambda s: s.__ior__({"color": "mutated"}),
+    ]
+    for edit in edits:
+        with pytest.raises(TypeError) as caught:
+            edit(first)
+        assert str(caught.value) == refused
+    assert r.resolve([], el("view.a")) == {"color": "red", "padding": "1px"}
+    # Copies by every route are plain dicts, free to edit.
+    for copied in (dict(first), copy.copy(first), copy.deepcopy(first), pickle.loads(pickle.dumps(first))):
+        assert type(copied) is dict and copied == first
+        copied["color"] = "mutated"
+    assert first["color"] == "red"
+
+
+def test_text_runs_share_their_parents_inherited_part() -> None:
+    r = resolver(".a { color: red; padding: 1px; font-size: 20px }")
+    style = r.resolve([], el("view.a"))
+    text = text_style(style)
+    assert text == {"color": "red", "font-size": "20px"} and text_style(style) is text
+    assert inherited_part(text) == inherited_part(style)
+    # A plain mapping (a hand-made node's style) gets a fresh one.
+    assert text_style({"color": "red", "padding": "1px"}) == {"color": "red"}
 
 
 _CLASSES = ["a", "b", "c", "d"]
@@ -319,15 +362,16 @@ def test_viewport_defaults_and_validation() -> None:
         vp.width = 1
 
 
-def test_parent_style_may_be_a_plain_or_an_edited_dict() -> None:
+def test_parent_style_may_be_a_plain_or_an_edited_copy() -> None:
     r = resolver(".p { color: red; font-size: 20px } .c { padding: 1em }")
     parent = r.resolve([], el("view.p"))
     expected = {"color": "red", "font-size": "20px", "padding": "20px"}
     assert r.resolve([el("view.p")], el("view.c"), parent_style=parent) == expected
     assert r.resolve([el("view.p")], el("view.c"), parent_style=dict(parent)) == expected
-    parent["color"] = "blue"  # an edit must not be hidden by the remembered inherited part
-    parent.update({"font-size": "10px"})
-    assert r.resolve([el("view.p")], el("view.c"), parent_style=parent) == {
+    edited = copy.copy(parent)  # an edit must not be hidden by the original's remembered inherited part
+    edited["color"] = "blue"
+    edited.update({"font-size": "10px"})
+    assert r.resolve([el("view.p")], el("view.c"), parent_style=edited) == {
         "color": "blue",
         "font-size": "10px",
         "padding": "10px",

@@ -37,7 +37,7 @@ from skillc.ir.instance import Elem, ElemInfo, Frame, Ids, TextRun
 from skillc.ir.jsvalue import JSValue, get_member, to_boolean, to_string, to_text
 from skillc.ir.previews import PREVIEW_TAGS, CanvasDrawing, normalise_map_props
 from skillc.ir.render import RENDER_IR_VERSION, TEXT, EventBinding, RenderDocument, RenderNode, copy_json
-from skillc.ir.styles import CompiledStylesheet, ElementKey, StyleResolver, inherited_part
+from skillc.ir.styles import CompiledStylesheet, ElementKey, StyleResolver, inherited_part, text_style
 from skillc.ir.template import Binding, Block, Element, For, IfChain, Node, Part, TemplateCall, Text
 from skillc.ir.viewport import Viewport
 from skillc.ir.watch import INDEX, Dep, Trie, Watch, alive, deps_of, resolve
@@ -250,7 +250,7 @@ class CardRenderer:
         if self._nodes_left < 0:
             self._too_many_nodes(t)
         scope = f.scope
-        node = RenderNode(f.ids.of(t.path), TEXT, {"text": self._text(t.parts, scope)}, _inherited(parent.style))
+        node = RenderNode(f.ids.of(t.path), TEXT, {"text": self._text(t.parts, scope)}, text_style(parent.style))
         run = TextRun(t, node, scope)
         parent.kids.append(run)
         if self._track:
@@ -359,7 +359,7 @@ class CardRenderer:
         inst.inline = inline
         inst.hover = hover or None
         node.props = props
-        self._apply_style(inst)
+        self._apply_style(inst, props)
 
     def _preview_props(self, tag: str, node_id: str, props: dict[str, Any]) -> dict[str, Any]:
         """map: typed centre and markers; canvas: the picture the card painted, never an
@@ -372,17 +372,24 @@ class CardRenderer:
             props["drawing"] = drawing.model_dump()
         return props
 
-    def _apply_style(self, inst: Elem) -> None:
-        """Resolve the element's style (and hover style) from its key, ancestors and parent."""
+    def _apply_style(self, inst: Elem, fresh_props: dict[str, Any] | None = None) -> None:
+        """Resolve the element's style (and hover style) from its key, ancestors and parent.
+
+        ``fresh_props``: the element's props when they were just made (a fill), so the hover
+        style goes into them; otherwise the props may be what a patch compares against, and the
+        element gets a copy."""
         parent_style = inst.pstyle
         style = self.styles.resolve(inst.ancestors, inst.key, inst.inline, parent_style)
         inst.style = style
-        inst.node.style = style  # a fresh ResolvedStyle (a dict) per resolve: no copy needed
+        inst.node.style = style  # read-only and shared between elements (styles.ResolvedStyle)
         if inst.hover:
             key = inst.key
             hovered = ElementKey(key.tag, key.id, (*key.classes, *inst.hover.split()))
-            on = self.styles.resolve(inst.ancestors, hovered, inst.inline, parent_style)
-            inst.node.props = {**inst.node.props, "hoverStyle": {k: v for k, v in on.items() if style.get(k) != v}}
+            hover = style.changes_to(self.styles.resolve(inst.ancestors, hovered, inst.inline, parent_style))
+            if fresh_props is not None:
+                fresh_props["hoverStyle"] = hover
+            else:
+                inst.node.props = {**inst.node.props, "hoverStyle": hover}
 
     def _render_for(self, t: For, parent: Elem, f: Frame, out: list[RenderNode]) -> None:
         mustache = t.items.single
@@ -582,10 +589,10 @@ class CardRenderer:
         node = inst.node
         # _fill_element replaces props, style and events with new objects: no copies needed.
         before = RenderNode(node.id, node.type, node.props, node.style, node.events)
-        old_key, old_inherited = inst.key, _inherited(inst.style)
+        old_key, old_inherited = inst.key, inherited_part(inst.style)
         self._fill_element(inst, info, values)
         patches.extend(diff_shallow(before, node))
-        if inst.key != old_key or _inherited(inst.style) != old_inherited:
+        if inst.key != old_key or inherited_part(inst.style) != old_inherited:
             self._restyle_kids(inst, patches)
         else:
             # Nothing a child sees changed, but `inherit` may read any property of the parent's
@@ -600,7 +607,7 @@ class CardRenderer:
             node = kid.node
             before = RenderNode(node.id, node.type, node.props, node.style, node.events)
             if isinstance(kid, TextRun):
-                node.style = _inherited(inst.style)
+                node.style = text_style(inst.style)
             else:
                 kid.ancestors = inst.inner_ancestors()
                 kid.pstyle = inst.style if inst.depth else None
@@ -675,10 +682,6 @@ def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
 def _depth(w: Watch) -> int:
     owner = w.owner
     return owner.depth if isinstance(owner, Elem) else 0
-
-
-def _inherited(style: Mapping[str, str]) -> dict[str, str]:
-    return dict(inherited_part(style))
 
 
 def _count(nodes: list[RenderNode]) -> int:

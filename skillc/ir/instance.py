@@ -13,7 +13,7 @@ from typing import Any
 from skillc.frontend.expr import Expr
 from skillc.ir.expreval import Scope
 from skillc.ir.render import RenderNode
-from skillc.ir.styles import ElementKey, ResolvedStyle
+from skillc.ir.styles import NO_STYLE, ElementKey, ResolvedStyle
 from skillc.ir.template import Binding, Element, Node, Part, Text
 from skillc.ir.watch import PathScope, deps_of
 
@@ -155,7 +155,7 @@ class Elem:
         self.key = ROOT_KEY
         self.inline: str | None = None
         self.hover: str | None = None
-        self.style: ResolvedStyle = ResolvedStyle()
+        self.style: ResolvedStyle = NO_STYLE
         self.tchildren: list[Node] = tnode.children if tnode is not None else []
 
     def inner_ancestors(self) -> tuple[ElementKey, ...]:

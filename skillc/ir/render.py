@@ -75,6 +75,11 @@ class RenderNode:
             self.id, self.type, copy_json(self.props), dict(self.style), copy_events(self.events), children
         )
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> RenderNode:
+        # Elements share their resolved style object (styles.ResolvedStyle); deepcopy's memo would
+        # hand every copied node one shared dict, so an edit to one would show on all of them.
+        return self.clone()
+
 
 @dataclass(slots=True)
 class RenderDocument:

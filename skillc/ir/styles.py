@@ -10,10 +10,10 @@ cached by (ancestor chain, element, inline style).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple, NoReturn
 
 from pydantic import BaseModel, ConfigDict
 
@@ -251,46 +251,58 @@ class ElementKey(NamedTuple):
 
 
 class ResolvedStyle(dict[str, str]):
-    """A resolved style: a plain ``dict[str, str]`` that also remembers its inherited part.
+    """A resolved style: a ``dict[str, str]`` that also remembers its inherited part.
 
-    Passing it back as ``parent_style`` lets the resolver key its cache on that part instead
-    of rescanning the dict; any mutation drops the remembered part, so edits stay correct.
+    The resolver hands the same object to every element with the same rules and the same
+    inherited part (a list of a thousand rows holds a few dozen styles, not thousands), so it is
+    read-only: an edit raises TypeError. ``dict(style)``, ``copy.copy`` and ``copy.deepcopy``
+    give a plain dict to edit. Passing it back as ``parent_style`` lets the resolver key its
+    cache on the remembered part instead of rescanning the dict.
     """
 
-    __slots__ = ("inherited",)
-    inherited: _Inherited | None  # set by the resolver right after construction; unset = unknown
+    __slots__ = ("_changes", "_text", "inherited")
 
-    def __setitem__(self, key: str, value: str) -> None:
-        self.inherited = None
-        super().__setitem__(key, value)
+    def __init__(self, items: Iterable[tuple[str, str]] | Mapping[str, str] = (), inherited: _Inherited | None = None):
+        super().__init__(items)
+        self.inherited: _Inherited = inherited if inherited is not None else _scan_inherited(self)
+        self._text: ResolvedStyle | None = None
+        self._changes: dict[int, tuple[ResolvedStyle, ResolvedStyle]] | None = None
 
-    def __delitem__(self, key: str) -> None:
-        self.inherited = None
-        super().__delitem__(key)
+    def text_style(self) -> ResolvedStyle:
+        """The style of a text run inside an element of this style: its inherited part alone."""
+        text = self._text
+        if text is None:
+            text = self._text = ResolvedStyle(self.inherited, self.inherited)
+        return text
 
-    def update(self, *args: Any, **kwargs: str) -> None:
-        self.inherited = None
-        super().update(*args, **kwargs)
+    def changes_to(self, other: ResolvedStyle) -> ResolvedStyle:
+        """The entries of ``other`` that this style lacks or holds otherwise (a hover style over
+        this one), shared as the styles are: the last few are remembered by ``other``'s identity."""
+        changes = self._changes
+        if changes is None:
+            changes = self._changes = {}
+        hit = changes.get(id(other))
+        if hit is not None and hit[0] is other:  # the entry holds ``other``, so its id is still its own
+            return hit[1]
+        diff = ResolvedStyle({k: v for k, v in other.items() if self.get(k) != v})
+        if len(changes) >= 8:
+            changes.clear()
+        changes[id(other)] = (other, diff)
+        return diff
 
-    def pop(self, *args: Any) -> Any:
-        self.inherited = None
-        return super().pop(*args)
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a resolved style is shared by every element it styles: edit a copy, dict(style)")
 
-    def popitem(self) -> tuple[str, str]:
-        self.inherited = None
-        return super().popitem()
+    __setitem__ = __delitem__ = update = pop = popitem = setdefault = clear = __ior__ = _refuse
 
-    def setdefault(self, key: str, default: str) -> str:
-        self.inherited = None
-        return super().setdefault(key, default)
+    def __copy__(self) -> dict[str, str]:
+        return dict(self)
 
-    def clear(self) -> None:
-        self.inherited = None
-        super().clear()
+    def __deepcopy__(self, memo: dict[int, object]) -> dict[str, str]:
+        return dict(self)
 
-    def __ior__(self, other: Any) -> ResolvedStyle:  # type: ignore[override,misc]
-        self.inherited = None
-        return super().__ior__(other)
+    def __reduce__(self) -> tuple[type[dict[str, str]], tuple[dict[str, str]]]:
+        return dict, (dict(self),)
 
 
 _Inherited = tuple[tuple[str, str], ...]  # the inheritable entries of a style, in INHERITED_PROPERTIES order
@@ -298,10 +310,25 @@ _Inherited = tuple[tuple[str, str], ...]  # the inheritable entries of a style, 
 
 def inherited_part(style: Mapping[str, str]) -> _Inherited:
     """The inheritable entries of ``style``: remembered by a ResolvedStyle, else scanned."""
-    known = getattr(style, "inherited", None)
-    if known is not None and isinstance(style, ResolvedStyle):
-        return known  # type: ignore[no-any-return]
+    if isinstance(style, ResolvedStyle):
+        return style.inherited
+    return _scan_inherited(style)
+
+
+def _scan_inherited(style: Mapping[str, str]) -> _Inherited:
     return tuple((k, style[k]) for k in INHERITED_PROPERTIES if k in style)
+
+
+def text_style(style: Mapping[str, str]) -> ResolvedStyle:
+    """The style of a text run in an element of ``style``: the inherited part alone (shared)."""
+    if isinstance(style, ResolvedStyle):
+        return style.text_style()
+    part = _scan_inherited(style)
+    return ResolvedStyle(part, part)
+
+
+NO_STYLE = ResolvedStyle((), ())
+"""The empty style, shared (it is read-only): an element's until its own is resolved, the root's."""
 
 
 class _Relative:
@@ -332,15 +359,15 @@ _CSS_WIDE = frozenset({"inherit", "unset", "initial"})
 class _Entry:
     """The cascade result for one (ancestors, element, inline), and its finished forms.
 
-    ``finished`` maps the parent's inherited entries to the final style (items and their own
-    inherited part), so a re-render with unchanged parents costs two dict lookups.
+    ``finished`` maps the parent's inherited entries to the final style, one ResolvedStyle shared
+    by every element that reaches it, so a re-render with unchanged parents costs two dict lookups.
     """
 
     __slots__ = ("decls", "finished", "needs_parent")
 
     def __init__(self, decls: _Decls) -> None:
         self.decls = decls
-        self.finished: dict[_Inherited, tuple[tuple[tuple[str, str], ...], _Inherited]] = {}
+        self.finished: dict[_Inherited, ResolvedStyle] = {}
         # `margin: inherit` reads a property the inherited part does not carry: no caching.
         self.needs_parent = any(
             isinstance(v, str) and v in ("inherit", "unset") and n not in _INHERITED for n, v in decls
@@ -456,20 +483,14 @@ class StyleResolver:
                 self._cache.clear()
             entry = self._cache[key] = _Entry(self._cascade(chain, element, inline))
         if entry.needs_parent:
-            items = self._finish(entry.decls, parent_style or {})
-            out = ResolvedStyle(items)
-            out.inherited = inherited_part(out)
-            return out
+            return ResolvedStyle(self._finish(entry.decls, parent_style or {}))
         inherited = inherited_part(parent_style) if parent_style else ()
         done = entry.finished.get(inherited)
         if done is None:
             if len(entry.finished) >= 64:
                 entry.finished.clear()
-            items = self._finish(entry.decls, dict(inherited))
-            done = entry.finished[inherited] = (items, inherited_part(dict(items)))
-        out = ResolvedStyle(done[0])
-        out.inherited = done[1]
-        return out
+            done = entry.finished[inherited] = ResolvedStyle(self._finish(entry.decls, dict(inherited)))
+        return done
 
     def matched_selectors(self, ancestors: Sequence[ElementKey], element: ElementKey) -> list[str]:
         """Texts of the selectors matching ``element``, lowest precedence first (for debugging)."""
