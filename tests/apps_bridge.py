@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -365,8 +366,24 @@ class AppsHost:
     def __enter__(self) -> AppsHost:
         return self
 
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *_exc: object) -> None:
+        try:
+            if kind is not None:
+                self.report()
+        finally:
+            self.close()
+
+    def report(self, last: int = 40) -> None:
+        """What a failing test's reader needs (pytest shows it under "Captured stderr"): the page's
+        errors and the last JSON-RPC messages between the views and the host."""
+        try:
+            errors, log = self.errors, self.log[-last:]
+        except Exception as why:  # a crashed or closed page: say so rather than hide the test's own error
+            print(f"apps host: no report ({why})", file=sys.stderr)
+            return
+        print(f"apps host: errors {errors}", file=sys.stderr)
+        for entry in log:
+            print(f"apps host: {json.dumps(entry, ensure_ascii=False)[:600]}", file=sys.stderr)
 
 
 # -- what the server itself received -------------------------------------------------------------
