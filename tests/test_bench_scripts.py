@@ -3,6 +3,7 @@ installed without its execute bit, and bench/growth.py at small sizes. Speed is 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import itertools
 import os
@@ -266,3 +267,24 @@ def test_scorecard_check_prints_what_was_missed() -> None:
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert "goals missed or failed: 11 skillc check coffee-skill (whole process), s" in checked.stdout
     assert plain.returncode == 0, plain.stdout + plain.stderr
+
+
+def test_scorecard_growth_row_takes_the_median_of_alternated_pairs(tmp_path: Path) -> None:
+    scorecard = load_bench("scorecard")
+    growth = scorecard.load_bench("growth")
+    # Children's CPU per render, in the order the row asks for them: 20 items, N items, 20, N, ...
+    # Pair ratios (per node, nodes 10 and 100): 2.0, 1.2, 0.5 -> the median pair is the second.
+    cpu = iter([1.0, 20.0, 1.0, 12.0, 2.0, 10.0])
+    asked: list[int] = []
+
+    def child(n: int, repeat: int, gc_off: bool) -> dict[str, object]:
+        asked.append(n)
+        return {"nodes": 10 if n == 20 else 100, "render_cpu_s": next(cpu), "render_wall_s": 0.5}
+
+    settings = dataclasses.replace(scorecard.QUICK, big=(7,), growth_pairs=3, peers=tmp_path / "missing")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(growth, "run_child", child)
+        [row] = scorecard.growth_rows(settings)
+    assert asked == [20, 7, 20, 7, 20, 7]
+    assert row.goal == "CPU/node <= 1.3x the 20-item's (10 nodes): 1.20x (pairs 0.50-2.00x)"
+    assert row.met is True and row.skillc is not None and row.skillc.cpu == 12000.0
