@@ -56,6 +56,11 @@ SCHEMA_PATH = (
 )
 
 
+# Resolves after two animation frames of the page it runs in: a ResizeObserver's callback (a view
+# reporting its size) runs within the first.
+TWO_FRAMES_JS = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
+
+
 # The host page (a public-looking origin, not a secure context) fetches the MCP server on loopback:
 # Chromium's Local Network Access checks refuse that ("the request client is not a secure context
 # and the resource is in more-private address space `loopback`"). A real host reaches its servers
@@ -353,6 +358,30 @@ class AppsHost:
         errors."""
         host = self.page.evaluate("() => window.appsHost ? window.appsHost.snapshot().errors : []")
         return [*self._errors, *cast("list[str]", host)]
+
+    def settle(self, index: int = 0, timeout_s: float = 30.0) -> None:
+        """Wait until view ``index`` has stopped resizing: two frames of the view pass with no new
+        size-changed and the iframe's height unchanged. Playwright computes a click's point before
+        it sends the click; if the host resizes the iframe in between (a card just shown reports
+        its height), the click lands where the element was, and is lost."""
+        frame = self.content_frame(index)
+        deadline = time.monotonic() + timeout_s
+        seen: tuple[int, float] | None = None
+        while True:
+            frame.evaluate(TWO_FRAMES_JS)
+            now = (len(self.size_reports(index)), self.iframe_height(index))
+            if now == seen:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"view {index} still resizing after {timeout_s} s: {now}")
+            seen = now
+
+    def tap(self, index: int, target: Any) -> None:
+        """The user taps ``target`` (a Locator in view ``index``) once it is shown and the view
+        has stopped resizing."""
+        target.wait_for()
+        self.settle(index)
+        target.click()
 
     def wait_for(self, predicate_js: str, arg: Any = None, timeout_ms: float = 10_000) -> None:
         """Wait until ``predicate_js`` (a function of ``(state, arg)``) holds for the host state."""

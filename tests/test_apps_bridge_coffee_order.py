@@ -120,14 +120,14 @@ def test_the_whole_order_plays_in_one_view(approving: ServeHandle, apps_browser:
         view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02]"]').wait_for()
 
         # Tap a drink: the follow-up's confirmOrder result is the next card, the list expires.
-        view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02].1"]').click()
+        host.tap(0, view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02].1"]'))
         view.locator(ORDER).wait_for()
         assert "确认订单" in view.locator(ORDER).inner_text()
         view.locator(f"{DRINK_LIST} .skillc-expired").wait_for()
         assert view.locator(f"{DRINK_LIST} .skillc-expired").inner_text() == "服务已过期"
 
         # Confirm: the order card says so, and payOrder's payment-result card follows.
-        view.locator(f'{ORDER} button[data-type="button"]').click()
+        host.tap(0, view.locator(f'{ORDER} button[data-type="button"]'))
         view.locator(PAYMENT).wait_for()
         paid = view.locator(PAYMENT).inner_text()
         assert "支付成功" in paid and "取餐码" in paid
@@ -201,7 +201,7 @@ def test_the_whole_order_plays_in_one_view(approving: ServeHandle, apps_browser:
         assert schema_failures(host.log) == []
 
 
-def _approve_in_card(view: Any, tool: str) -> int:
+def _approve_in_card(host: AppsHost, view: Any, tool: str) -> int:
     """The user reads the consent control for ``tool`` and approves; the slot it was in."""
     control = view.locator(CONSENT)
     control.wait_for()
@@ -211,7 +211,7 @@ def _approve_in_card(view: Any, tool: str) -> int:
     slot = int(control.get_attribute("data-slot"))
     approve = control.get_by_role("button", name="Approve")
     assert control.get_by_role("button", name="Decline").is_enabled()
-    approve.click()
+    host.tap(0, approve)
     return slot
 
 
@@ -225,7 +225,7 @@ def test_the_order_completes_with_consent_in_the_card(
         before = _audited(asking)
 
         # Tap a drink: confirmOrder asks; nothing has run until the user approves in the card.
-        view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02].1"]').click()
+        host.tap(0, view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02].1"]'))
         view.locator(CONSENT).wait_for()
         assert _audited(asking) == before
         assert view.locator(f"{DRINK_LIST} .skillc-expired").count() == 0
@@ -234,7 +234,7 @@ def test_the_order_completes_with_consent_in_the_card(
         # The token is where no model reads it: not in the content, not shown in the control.
         assert token not in json.dumps(asked["result"].get("content")) and "structuredContent" not in asked["result"]
         assert token not in view.locator(CONSENT).inner_text()
-        slot = _approve_in_card(view, "confirmOrder")
+        slot = _approve_in_card(host, view, "confirmOrder")
 
         # The order card takes the control's place; the drink list expires as it does when approved up front.
         view.locator(ORDER).wait_for()
@@ -243,8 +243,8 @@ def test_the_order_completes_with_consent_in_the_card(
         view.locator(f"{DRINK_LIST} .skillc-expired").wait_for()
 
         # Confirm: payOrder asks in the card too; approved, the payment-result card follows.
-        view.locator(f'{ORDER} button[data-type="button"]').click()
-        _approve_in_card(view, "payOrder")
+        host.tap(0, view.locator(f'{ORDER} button[data-type="button"]'))
+        _approve_in_card(host, view, "payOrder")
         view.locator(PAYMENT).wait_for()
         paid = view.locator(PAYMENT).inner_text()
         assert "支付成功" in paid and "取餐码" in paid
@@ -285,7 +285,7 @@ def test_declining_in_the_card_runs_nothing_and_tells_the_model(
     with server_calls(asking) as calls, AppsHost.open(apps_browser, asking.url, apps_bridge_bundle) as host:
         host.call_tool("searchDrinks", {"keyword": "latte"})
         view = host.frame(0)
-        view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02].1"]').click()
+        host.tap(0, view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02].1"]'))
         control = view.locator(CONSENT)
         control.wait_for()
         audit, storage = _audited(asking), _storage(asking)
@@ -326,7 +326,7 @@ def test_a_refused_follow_up_is_shown_in_the_card_area(
     with server_calls(refusing) as calls, AppsHost.open(apps_browser, refusing.url, apps_bridge_bundle) as host:
         host.call_tool("searchDrinks", {"keyword": "latte"})
         view = host.frame(0)
-        view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02].1"]').click()
+        host.tap(0, view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02].1"]'))
         view.locator(ERROR).wait_for()
         assert view.locator(ERROR).inner_text().startswith("confirmOrder needs the user's approval (risk L3)")
         assert view.locator(ERROR).get_attribute("role") == "alert"

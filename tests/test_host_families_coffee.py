@@ -88,9 +88,9 @@ def _order(host: AppsHost) -> Any:
     """The user's taps: a drink, then confirm; returns the view once the payment card is there."""
     view = host.frame(0)
     view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02]"]').wait_for()
-    view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02].1"]').click()
+    host.tap(0, view.locator(f'{DRINK_LIST} [data-uid="0.1.0[d02].1"]'))
     view.locator(f'{ORDER} button[data-type="button"]').wait_for()
-    view.locator(f'{ORDER} button[data-type="button"]').click()
+    host.tap(0, view.locator(f'{ORDER} button[data-type="button"]'))
     view.locator(PAYMENT).wait_for()
     paid = view.locator(PAYMENT).inner_text()
     assert "支付成功" in paid and "取餐码" in paid
