@@ -56,9 +56,12 @@ SCHEMA_PATH = (
 )
 
 
-# Resolves after two animation frames of the page it runs in: a ResizeObserver's callback (a view
-# reporting its size) runs within the first.
-TWO_FRAMES_JS = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
+# Resolves after two animation frames of the page it runs in (a ResizeObserver's callback, a view
+# reporting its size, runs within the first), or after 200 ms in a frame Chromium does not paint.
+TWO_FRAMES_JS = """() => new Promise(done => {
+  requestAnimationFrame(() => requestAnimationFrame(() => done(true)))
+  setTimeout(() => done(false), 200)
+})"""
 
 
 # The host page (a public-looking origin, not a secure context) fetches the MCP server on loopback:
