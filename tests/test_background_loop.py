@@ -49,3 +49,11 @@ def test_the_loop_runs_what_is_sent_to_it_until_closed() -> None:
     finally:
         background.close()
     assert background.loop.is_closed()
+
+
+def test_a_loop_whose_thread_never_runs_it_is_an_error_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "named", lambda target: lambda: None)  # the thread ends at once
+    monkeypatch.setattr(BackgroundLoop, "START_TIMEOUT_S", 0.2)
+    with pytest.raises(RuntimeError) as caught:
+        BackgroundLoop()
+    assert str(caught.value) == "the loop for async host calls did not start within 0.2 s"

@@ -153,6 +153,8 @@ class BackgroundLoop:
     one per runtime keeps the VM independent of whoever called it (a server loop, or none).
     """
 
+    START_TIMEOUT_S = 60.0
+
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         running = threading.Event()
@@ -161,7 +163,8 @@ class BackgroundLoop:
         self._thread.start()
         # Until the loop runs, is_running() is False, and a close() in that window would close a
         # loop the thread is about to run: wait for it, so close() always sees the loop's state.
-        running.wait()
+        if not running.wait(self.START_TIMEOUT_S):
+            raise RuntimeError(f"the loop for async host calls did not start within {self.START_TIMEOUT_S:g} s")
 
     def close(self) -> None:
         if self.loop.is_running():
