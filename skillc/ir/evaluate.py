@@ -37,7 +37,7 @@ from skillc.ir.instance import Elem, ElemInfo, Frame, Ids, TextRun
 from skillc.ir.jsvalue import JSValue, get_member, to_boolean, to_string, to_text
 from skillc.ir.previews import PREVIEW_TAGS, CanvasDrawing, normalise_map_props
 from skillc.ir.render import RENDER_IR_VERSION, TEXT, EventBinding, RenderDocument, RenderNode, copy_json
-from skillc.ir.styles import CompiledStylesheet, ElementKey, StyleResolver, inherited_part, text_style
+from skillc.ir.styles import CompiledStylesheet, ElementKey, StyleResolver, inherited_part
 from skillc.ir.template import Binding, Block, Element, For, IfChain, Node, Part, TemplateCall, Text
 from skillc.ir.viewport import Viewport
 from skillc.ir.watch import INDEX, Dep, Trie, Watch, alive, deps_of, resolve
@@ -250,7 +250,7 @@ class CardRenderer:
         if self._nodes_left < 0:
             self._too_many_nodes(t)
         scope = f.scope
-        node = RenderNode(f.ids.of(t.path), TEXT, {"text": self._text(t.parts, scope)}, text_style(parent.style))
+        node = RenderNode(f.ids.of(t.path), TEXT, {"text": self._text(t.parts, scope)}, parent.style.text_style())
         run = TextRun(t, node, scope)
         parent.kids.append(run)
         if self._track:
@@ -607,7 +607,7 @@ class CardRenderer:
             node = kid.node
             before = RenderNode(node.id, node.type, node.props, node.style, node.events)
             if isinstance(kid, TextRun):
-                node.style = text_style(inst.style)
+                node.style = inst.style.text_style()
             else:
                 kid.ancestors = inst.inner_ancestors()
                 kid.pstyle = inst.style if inst.depth else None

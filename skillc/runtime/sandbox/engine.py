@@ -164,6 +164,8 @@ class BackgroundLoop:
         # Until the loop runs, is_running() is False, and a close() in that window would close a
         # loop the thread is about to run: wait for it, so close() always sees the loop's state.
         if not running.wait(self.START_TIMEOUT_S):
+            if not self._thread.is_alive():
+                self.loop.close()  # nothing will run it: do not leave it for the collector to warn about
             raise RuntimeError(f"the loop for async host calls did not start within {self.START_TIMEOUT_S:g} s")
 
     def close(self) -> None:
