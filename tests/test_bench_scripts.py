@@ -63,7 +63,7 @@ def test_frontend_bench_without_peers_skips_wcc(tmp_path: Path) -> None:
 
 def test_growth_bench_prints_per_node_cost() -> None:
     done = subprocess.run(
-        [sys.executable, str(BENCH / "growth.py"), "--sizes", "20,200", "--repeat", "1"],
+        [sys.executable, str(BENCH / "growth.py"), "--sizes", "20,200", "--repeat", "1", "--paired"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -76,6 +76,12 @@ def test_growth_bench_prints_per_node_cost() -> None:
     assert "ratio 1.00x / 1.00x" in lines[0]  # the 20-item cost is the baseline
     assert done.stdout.count("setData one field") == 2
     assert done.stdout.count("peak RSS") >= 2
+    # --paired: only the larger size is paired with renders of the smallest, one ratio per round
+    # (200 items get 10 rounds at --repeat 1).
+    paired = [line for line in done.stdout.splitlines() if "paired with" in line]
+    assert len(paired) == 1, done.stdout
+    line = r"paired with 20-item renders just before each: CPU/node ratio \d+\.\d\dx \(median of 10 rounds, "
+    assert re.search(line, paired[0]), paired[0]
 
 
 SCORECARD_ROWS = [str(n) for n in range(1, 12)]
@@ -269,22 +275,30 @@ def test_scorecard_check_prints_what_was_missed() -> None:
     assert plain.returncode == 0, plain.stdout + plain.stderr
 
 
-def test_scorecard_growth_row_takes_the_median_of_alternated_pairs(tmp_path: Path) -> None:
+def test_scorecard_growth_row_takes_the_median_of_every_paired_round(tmp_path: Path) -> None:
     scorecard = load_bench("scorecard")
     growth = scorecard.load_bench("growth")
-    # Children's CPU per render, in the order the row asks for them: 20 items, N items, 20, N, ...
-    # Pair ratios (per node, nodes 10 and 100): 2.0, 1.2, 0.5 -> the median pair is the second.
-    cpu = iter([1.0, 20.0, 1.0, 12.0, 2.0, 10.0])
-    asked: list[int] = []
+    # Three N-item children, each pairing its rounds with 20-item renders in the same process: the
+    # seven rounds' ratios sorted are 0.5 1.1 1.2 1.25 1.3 2.0 3.0, so the median is 1.25; the
+    # row's time is the median child's (12 s CPU), not the first or the last.
+    children = iter([(20.0, [2.0, 1.1]), (12.0, [0.5, 1.2, 1.25]), (10.0, [3.0, 1.3])])
+    asked: list[tuple[int, int]] = []
 
-    def child(n: int, repeat: int, gc_off: bool) -> dict[str, object]:
-        asked.append(n)
-        return {"nodes": 10 if n == 20 else 100, "render_cpu_s": next(cpu), "render_wall_s": 0.5}
+    def child(n: int, repeat: int, gc_off: bool, reference: int = 0) -> dict[str, object]:
+        asked.append((n, reference))
+        cpu, ratios = next(children)
+        return {
+            "nodes": 100,
+            "render_cpu_s": cpu,
+            "render_wall_s": 0.5,
+            "reference_nodes": 10,
+            "paired_ratios": ratios,
+        }
 
-    settings = dataclasses.replace(scorecard.QUICK, big=(7,), growth_pairs=3, peers=tmp_path / "missing")
+    settings = dataclasses.replace(scorecard.QUICK, big=(7,), growth_children=3, peers=tmp_path / "missing")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(growth, "run_child", child)
         [row] = scorecard.growth_rows(settings)
-    assert asked == [20, 7, 20, 7, 20, 7]
-    assert row.goal == "CPU/node <= 1.3x the 20-item's (10 nodes): 1.20x (pairs 0.50-2.00x)"
+    assert asked == [(7, 20)] * 3
+    assert row.goal == "CPU/node <= 1.3x the 20-item's (10 nodes, paired): 1.25x (rounds 0.50-3.00x)"
     assert row.met is True and row.skillc is not None and row.skillc.cpu == 12000.0

@@ -219,3 +219,53 @@ def test_rows_share_style_objects_and_a_copy_of_the_tree_gives_each_node_its_own
     assert not any(n.style.get("color") == "rgb(1, 2, 3)" for n in doc.root.walk())
     assert renderer.update({"drinks[2].price": 99})
     assert not any(n.style.get("color") == "rgb(1, 2, 3)" for n in renderer.document.root.walk())
+
+
+def test_a_first_render_leaves_few_containers_for_the_collector_to_walk(collector_off: None) -> None:
+    """After a first render the cycle collector walks every new tracked object once (the render
+    holds it off, docs/render-ir.md): at 2571 items that walk was most of what a node cost more
+    than at 20 (bench/growth.py). A trie node is its own list of watches, not an object holding
+    one: 6.7 tracked objects per node, not 7.4."""
+    comp = _drink_list()
+    CardRenderer(comp).render({"drinks": _drinks(3)})  # per-component caches filled first
+    payload = {"title": "Menu", "keyword": "", "drinks": _drinks(400), "selectedId": "d1"}
+    before = {id(o) for o in gc.get_objects()}
+    card = CardRenderer(comp, limits=RenderLimits(max_nodes=5000))
+    doc = card.render(payload)
+    made = [o for o in gc.get_objects() if id(o) not in before]
+    nodes = sum(1 for _ in doc.root.walk())
+    assert nodes > 2800
+    assert len(made) / nodes < 6.8, sorted({type(o).__name__ for o in made})
+    assert not any(type(o) is list and o and all(isinstance(w, Watch) for w in o) for o in made)
+
+
+def test_the_watch_trie_finds_prefixes_and_subtrees_and_drops_the_dead() -> None:
+    from skillc.ir.watch import Trie
+
+    class Owner:
+        alive = True
+
+    def watch() -> Watch:
+        return Watch("text", Owner())  # type: ignore[arg-type]
+
+    trie = Trie()
+    whole, price, name, dead = watch(), watch(), watch(), watch()
+    trie.add(("drinks",), whole)
+    trie.add(("drinks", 3, "price"), price)
+    trie.add(("drinks", 4, "name"), name)
+    trie.add(("drinks", 3, "price"), dead)
+    dead.owner = Owner()
+    dead.owner.alive = False  # type: ignore[misc]
+    found: dict[int, Watch] = {}
+    trie.collect(("drinks", 3), found)
+    assert list(found.values()) == [whole, price]  # the prefix's watcher, then the subtree's live one
+    assert trie.kids["drinks"].kids[3].kids["price"].watches == [price]  # the dead one dropped on the way
+    found = {}
+    trie.collect(("drinks", 3, "price", "x"), found)
+    assert list(found.values()) == [whole, price]
+    name.owner.alive = False  # type: ignore[misc]
+    assert trie.compact() == 2
+    assert trie.kids["drinks"].kids[4].kids["name"].watches == []
+    assert trie.compact() == 2
+    assert "name" not in trie.kids["drinks"].kids[4].kids  # an emptied leaf goes at the next compaction
+    assert trie.watches == [] and not trie  # the root has no watches, and is empty as a list

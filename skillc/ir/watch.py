@@ -76,12 +76,24 @@ def alive(w: Watch) -> bool:
     return w.owner.alive and (w.life is None or w.life.alive)
 
 
-class Trie:
-    __slots__ = ("kids", "watches")
+class Trie(list["Watch"]):
+    """A node of the path trie: the watches registered at its path (the node is that list) and
+    its children by path segment.
+
+    A render registers several watches per node it draws, and a trie node per path they read: the
+    node being its own list of watches, not an object holding one, is one container fewer per
+    path for the cycle collector to walk after every first render (bench/growth.py)."""
+
+    __slots__ = ("kids",)
 
     def __init__(self) -> None:
-        self.watches: list[Watch] = []
+        super().__init__()
         self.kids: dict[str | int, Trie] = {}
+
+    @property
+    def watches(self) -> list[Watch]:
+        """The watches registered at this node's path (the node itself)."""
+        return self
 
     def add(self, path: DataPath, watch: Watch) -> None:
         node = self
@@ -90,12 +102,12 @@ class Trie:
             if nxt is None:
                 nxt = node.kids[seg] = Trie()
             node = nxt
-        node.watches.append(watch)
+        node.append(watch)
 
     def collect(self, path: DataPath, out: dict[int, Watch]) -> None:
         node = self
         for seg in path:
-            for w in node.watches:
+            for w in node:
                 if alive(w):
                     out[id(w)] = w
             nxt = node.kids.get(seg)
@@ -105,8 +117,8 @@ class Trie:
         stack = [node]
         while stack:
             n = stack.pop()
-            live = [w for w in n.watches if alive(w)]
-            n.watches = live  # drop the dead on the way
+            live = [w for w in n if alive(w)]
+            n[:] = live  # drop the dead on the way
             for w in live:
                 out[id(w)] = w
             stack.extend(n.kids.values())
@@ -117,9 +129,9 @@ class Trie:
         stack = [self]
         while stack:
             n = stack.pop()
-            n.watches = [w for w in n.watches if alive(w)]
-            live_total += len(n.watches)
-            for seg in [seg for seg, kid in n.kids.items() if not kid.watches and not kid.kids]:
+            n[:] = [w for w in n if alive(w)]
+            live_total += len(n)
+            for seg in [seg for seg, kid in n.kids.items() if not kid and not kid.kids]:
                 del n.kids[seg]
             stack.extend(n.kids.values())
         return live_total
