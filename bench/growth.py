@@ -83,7 +83,7 @@ def child(n: int, repeat: int, reference: int = 0) -> dict[str, Any]:
     rounds = max(repeat, min(100 * repeat, repeat * 2000 // n))
     rss_before = maxrss_mb()
     gen2_before = gc.get_stats()[2]["collections"]
-    wall, cpu, paired, references = [], [], [], []
+    wall, cpu, paired = [], [], []
     renderer = None
     nodes = reference_nodes = 0
     for _ in range(rounds):
@@ -93,7 +93,6 @@ def child(n: int, repeat: int, reference: int = 0) -> dict[str, Any]:
         reference_cpu = None
         if small is not None:
             reference_cpu, reference_nodes = burst(component, limits, small)
-            references.append(reference_cpu)
         c0 = time.process_time()
         t0 = time.perf_counter()
         renderer = CardRenderer(component, limits=limits)
@@ -126,9 +125,7 @@ def child(n: int, repeat: int, reference: int = 0) -> dict[str, Any]:
         "rss_peak_mb": maxrss_mb(),
         "gen2": gen2,
         "gc": gc.isenabled(),
-        "reference": reference,
         "reference_nodes": reference_nodes,
-        "reference_cpu_s": statistics.median(references) if references else None,
         "paired_ratios": paired,
     }
 
@@ -139,20 +136,11 @@ def burst(component: Any, limits: Any, payload: dict[str, Any]) -> tuple[float, 
     from skillc.ir.evaluate import CardRenderer
 
     cpu: list[float] = []
-    nodes = 0
-    spent = 0.0
-    while len(cpu) < REFERENCE_MIN or spent < REFERENCE_BURST_S:
+    while len(cpu) < REFERENCE_MIN or sum(cpu) < REFERENCE_BURST_S:
         c0 = time.process_time()
         doc = CardRenderer(component, limits=limits).render(payload)
         cpu.append(time.process_time() - c0)
-        spent += cpu[-1]
-        nodes = sum(1 for _ in doc.root.walk())
-    return statistics.median(cpu), nodes
-
-
-def spread(values: list[float]) -> tuple[float, float, float]:
-    """Lowest, median, highest."""
-    return min(values), statistics.median(values), max(values)
+    return statistics.median(cpu), sum(1 for _ in doc.root.walk())
 
 
 def run_child(n: int, repeat: int, gc_off: bool, reference: int = 0) -> dict[str, Any]:
@@ -218,10 +206,11 @@ def main() -> None:
             f"peak RSS {r['rss_peak_mb']:6.1f} MB (+{r['rss_peak_mb'] - r['rss_before_mb']:.1f})"
         )
         if r["paired_ratios"]:
-            low, mid, high = spread(r["paired_ratios"])
+            ratios = r["paired_ratios"]
+            low, mid, high = min(ratios), statistics.median(ratios), max(ratios)
             print(
                 f"  {'':6s}       {'':6s}        paired with {sizes[0]}-item renders just before each: CPU/node ratio "
-                f"{mid:4.2f}x (median of {len(r['paired_ratios'])} rounds, {low:.2f}-{high:.2f}x)"
+                f"{mid:4.2f}x (median of {len(ratios)} rounds, {low:.2f}-{high:.2f}x)"
             )
     print(f"total {time.perf_counter() - started:.1f} s")
 

@@ -59,6 +59,24 @@ def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+def inline_component(wxml: str, wxss: str = "") -> Any:
+    """A one-file card (``t.wxml``, ``t.wxss``) compiled through the real frontend, which must find
+    no error in it: a CompiledComponent (imported here, so that collecting the tests that never
+    render stays cheap)."""
+    from skillc.diagnostics import DiagnosticSink
+    from skillc.frontend.wxml import parse_wxml
+    from skillc.frontend.wxss import parse_wxss
+    from skillc.ir.component import CompiledComponent
+    from skillc.ir.lower import lower_document
+    from skillc.ir.styles import compile_stylesheet
+
+    sink = DiagnosticSink()
+    template = lower_document(parse_wxml(wxml, file="t.wxml", sink=sink), load=lambda _: None, sink=sink)
+    sheet = compile_stylesheet(parse_wxss(wxss, file="t.wxss", sink=sink)) if wxss else None
+    assert [d for d in sink if d.severity == "error"] == []
+    return CompiledComponent("t", template, sheet)
+
+
 def require(available: bool, reason: str) -> None:
     """Skip with a one-line reason when a tool is missing; under CI, fail instead."""
     if available:

@@ -14,18 +14,14 @@ from hypothesis import strategies as st
 from skillc.backends.registry import get_backend
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import SkillPackage, load_skill
-from skillc.frontend.wxml import parse_wxml
-from skillc.frontend.wxss import parse_wxss
 from skillc.ir.component import CompiledComponent, compile_component
 from skillc.ir.datapath import DataPathError, parse_data_path, set_data
 from skillc.ir.diff import Insert, Remove, SetProp, SetStyle, SetText, apply
 from skillc.ir.evaluate import CardRenderer
-from skillc.ir.lower import lower_document
 from skillc.ir.render import TEXT, RenderNode, render_ir_schema, to_plain
-from skillc.ir.styles import compile_stylesheet
 from skillc.ir.viewport import Viewport
 
-from .conftest import COFFEE
+from .conftest import COFFEE, inline_component
 
 
 @pytest.fixture(scope="module")
@@ -265,14 +261,6 @@ def test_an_update_over_the_node_limit_stops_with_no_patches(coffee: SkillPackag
     assert live.document.root == before
 
 
-def _inline_component(wxml: str, wxss: str) -> CompiledComponent:
-    sink = DiagnosticSink()
-    template = lower_document(parse_wxml(wxml, file="t.wxml", sink=sink), load=lambda _: None, sink=sink)
-    sheet = compile_stylesheet(parse_wxss(wxss, file="t.wxss", sink=sink))
-    assert list(sink) == []
-    return CompiledComponent("t", template, sheet)
-
-
 HOVER_WXML = (
     """<view class="{{theme}}"><view wx:for="{{rows}}" wx:key="*this" hover-class="{{hover}}">{{item}}</view></view>"""
 )
@@ -280,7 +268,7 @@ HOVER_WXSS = ".on { opacity: 0.8 } .dark .on { opacity: 0.5; color: white } .alt
 
 
 def test_hover_styles_follow_a_restyle_and_a_new_hover_class_with_patches() -> None:
-    renderer = CardRenderer(_inline_component(HOVER_WXML, HOVER_WXSS))
+    renderer = CardRenderer(inline_component(HOVER_WXML, HOVER_WXSS))
     doc = renderer.render({"theme": "light", "rows": ["a", "b", "c"], "hover": "on"})
     rows = (doc.root.children or [])[0].children or []
     assert [r.props["hoverStyle"] for r in rows] == [{"opacity": "0.8"}] * 3

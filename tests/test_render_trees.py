@@ -18,27 +18,15 @@ import pytest
 
 from skillc.diagnostics import DiagnosticSink
 from skillc.frontend.package import load_skill
-from skillc.frontend.wxml import parse_wxml
-from skillc.frontend.wxss import parse_wxss
 from skillc.gcpause import collector_paused
 from skillc.ir.component import CompiledComponent, compile_component
 from skillc.ir.diff import apply
 from skillc.ir.evaluate import CardRenderer, RenderLimits
 from skillc.ir.instance import Elem, TextRun
-from skillc.ir.lower import lower_document
 from skillc.ir.render import TEXT, RenderDocument, RenderNode
-from skillc.ir.styles import compile_stylesheet
 from skillc.ir.watch import Watch
 
-from .conftest import COFFEE
-
-
-def _component(wxml: str, wxss: str = "") -> CompiledComponent:
-    sink = DiagnosticSink()
-    template = lower_document(parse_wxml(wxml, file="t.wxml", sink=sink), load=lambda _: None, sink=sink)
-    sheet = compile_stylesheet(parse_wxss(wxss, file="t.wxss", sink=sink)) if wxss else None
-    assert [d for d in sink if d.severity == "error"] == []
-    return CompiledComponent("t", template, sheet)
+from .conftest import COFFEE, inline_component
 
 
 def _drink_list() -> CompiledComponent:
@@ -96,7 +84,7 @@ def test_a_replaced_subtree_is_freed_while_the_card_lives(collector_off: None) -
 
 def test_the_collector_is_held_off_during_a_render_and_back_after() -> None:
     seen: list[bool] = []
-    comp = _component('<view wx:for="{{n}}">{{item}}</view>')
+    comp = inline_component('<view wx:for="{{n}}">{{item}}</view>')
 
     card = CardRenderer(comp)
     original = card._render_children
@@ -114,7 +102,7 @@ def test_the_collector_is_held_off_during_a_render_and_back_after() -> None:
 
 
 def test_a_render_that_fails_still_gives_the_collector_back() -> None:
-    comp = _component('<view wx:for="{{n}}">{{item}}</view>')
+    comp = inline_component('<view wx:for="{{n}}">{{item}}</view>')
     card = CardRenderer(comp, limits=RenderLimits(max_nodes=10, max_for_number=10), sink=DiagnosticSink())
     card.render({"n": 50})
     assert card.exceeded is not None and card.exceeded.code == "RND007"
@@ -126,7 +114,7 @@ def test_a_render_that_fails_still_gives_the_collector_back() -> None:
 
 
 def test_a_collector_disabled_before_stays_disabled() -> None:
-    comp = _component("<view>{{a}}</view>")
+    comp = inline_component("<view>{{a}}</view>")
     gc.disable()
     try:
         card = CardRenderer(comp)
@@ -162,7 +150,7 @@ def test_pauses_on_two_threads_end_when_both_are_done() -> None:
 def test_a_child_recomputed_later_reads_its_parents_current_style() -> None:
     """`inherit` reads any property of the parent: a parent whose width changed (nothing a child
     inherits) must still hand the new style to a child recomputed by a later update."""
-    comp = _component(
+    comp = inline_component(
         '<view class="p" style="width: {{w}}px"><view class="c {{k}}">x</view></view>',
         ".c { width: inherit; }",
     )
@@ -180,7 +168,7 @@ def test_a_child_recomputed_later_reads_its_parents_current_style() -> None:
 def test_a_class_change_restyles_descendants_through_the_ancestor_chain() -> None:
     """Descendant selectors see the chain of ancestor keys; a class change on an element must
     reach its grandchildren, whose chains are shared objects now."""
-    comp = _component(
+    comp = inline_component(
         '<view class="a {{on}}"><view class="b"><text class="t">x</text></view>'
         '<view wx:for="{{items}}" class="b"><text class="t">{{item}}</text></view></view>',
         ".on .b .t { color: #ff0000; } .t { color: #000000; }",
@@ -271,13 +259,13 @@ def test_the_watch_trie_finds_prefixes_and_subtrees_and_drops_the_dead() -> None
     found: dict[int, Watch] = {}
     trie.collect(("drinks", 3), found)
     assert list(found.values()) == [whole, price]  # the prefix's watcher, then the subtree's live one
-    assert trie.kids["drinks"].kids[3].kids["price"].watches == [price]  # the dead one dropped on the way
+    assert trie.kids["drinks"].kids[3].kids["price"] == [price]  # the dead one dropped on the way
     found = {}
     trie.collect(("drinks", 3, "price", "x"), found)
     assert list(found.values()) == [whole, price]
     name.owner.alive = False  # type: ignore[misc]
     assert trie.compact() == 2
-    assert trie.kids["drinks"].kids[4].kids["name"].watches == []
+    assert trie.kids["drinks"].kids[4].kids["name"] == []
     assert trie.compact() == 2
     assert "name" not in trie.kids["drinks"].kids[4].kids  # an emptied leaf goes at the next compaction
-    assert trie.watches == [] and not trie  # the root has no watches, and is empty as a list
+    assert trie == [] and not trie  # the root has no watches: as a list, it is empty

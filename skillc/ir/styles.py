@@ -321,10 +321,7 @@ def _scan_inherited(style: Mapping[str, str]) -> _Inherited:
 
 def text_style(style: Mapping[str, str]) -> ResolvedStyle:
     """The style of a text run in an element of ``style``: the inherited part alone (shared)."""
-    if isinstance(style, ResolvedStyle):
-        return style.text_style()
-    part = _scan_inherited(style)
-    return ResolvedStyle(part, part)
+    return (style if isinstance(style, ResolvedStyle) else ResolvedStyle(style)).text_style()
 
 
 NO_STYLE = ResolvedStyle((), ())

@@ -90,11 +90,6 @@ class Trie(list["Watch"]):
         super().__init__()
         self.kids: dict[str | int, Trie] = {}
 
-    @property
-    def watches(self) -> list[Watch]:
-        """The watches registered at this node's path (the node itself)."""
-        return self
-
     def add(self, path: DataPath, watch: Watch) -> None:
         node = self
         for seg in path:
